@@ -1,0 +1,44 @@
+// Tensor files: Matrix Market (.mtx) and FROSTT (.tns).
+//
+// Readers return CooData (0-based coordinates). Errors throw FileError naming
+// "file:line". Writers write to a temporary name in the same directory and rename it
+// when complete, so no partial file is ever left behind.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "tessel/coo.h"
+#include "tessel/format.h"
+
+namespace tessel {
+
+/// What a file's header says about its values.
+enum class FileField { Real, Integer, Pattern };
+
+struct FileContents {
+  CooData data;
+  FileField field = FileField::Real;
+};
+
+/// Matrix Market: coordinate or array; real, integer or pattern (value 1); general,
+/// symmetric or skew-symmetric (expanded to both triangles). Complex is rejected.
+FileContents readMtx(const std::string& path);
+/// FROSTT .tns: "i j k ... value" per line, 1-based, '#' comments. Dims are the
+/// largest index in each mode unless `dims` is given (then indices are checked).
+FileContents readTns(const std::string& path,
+                     const std::optional<std::vector<int64_t>>& dims = std::nullopt);
+/// By extension (.mtx or .tns); throws FileError for others.
+FileContents readTensorFile(const std::string& path);
+
+/// .mtx coordinate real general (order must be 2). Values printed with %.17g.
+void writeMtx(const std::string& path, const CooData& data);
+/// .tns, 1-based, values with %.17g. Entries with value 0 are omitted when skipZeros.
+void writeTns(const std::string& path, const CooData& data, bool skipZeros = true);
+/// By extension.
+void writeTensorFile(const std::string& path, const CooData& data);
+
+/// Index widths that fit `dims` and `nnz`: 64-bit where 32-bit would overflow.
+Format withFittingWidths(const Format& f, const std::vector<int64_t>& dims, int64_t nnz);
+
+}  // namespace tessel

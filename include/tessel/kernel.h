@@ -1,0 +1,48 @@
+// Compiling and running an assignment.
+//
+//   auto k = Kernel::compile(A.assignment());   // lower -> C -> JIT (cached)
+//   k->run(A.assignment());                     // assemble the output, compute values
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/jit.h"
+#include "tessel/notation.h"
+
+namespace tessel {
+
+struct RunTimes {
+  double assembleSeconds = 0;
+  double computeSeconds = 0;
+};
+
+class Kernel {
+ public:
+  /// Lower, emit C and JIT-compile. Throws NotationError/DimensionError/FormatError
+  /// for bad input, CompileError if the system compiler fails.
+  static std::shared_ptr<Kernel> compile(const Assignment& a, const JitOptions& jit = {});
+  /// The C code compile() would build, without compiling it.
+  static std::string emitC(const Assignment& a);
+
+  /// Run on the tensors of `a` (same formats and types as compiled for): the output
+  /// is (re)assembled and computed.
+  RunTimes run(const Assignment& a) const;
+
+  const std::string& source() const { return source_; }
+  bool cacheHit() const { return module_->cacheHit(); }
+  double compileSeconds() const { return compileSeconds_; }
+
+  struct Impl;
+  ~Kernel();
+
+ private:
+  Kernel() = default;
+  std::string source_;
+  std::shared_ptr<JitModule> module_;
+  double compileSeconds_ = 0;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessel

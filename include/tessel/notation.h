@@ -1,0 +1,119 @@
+// Index notation: index variables, expressions over tensor accesses, assignments.
+//
+//   IndexVar i("i"), j("j");
+//   a(i) = B(i,j) * c(j);          // builds an Assignment stored in `a`
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/format.h"
+
+namespace tessel {
+
+class TensorBase;
+struct TensorImpl;
+
+/// An index variable. Identity (not name) decides equality; names are for printing.
+class IndexVar {
+ public:
+  IndexVar();  ///< fresh variable with a generated name
+  explicit IndexVar(const std::string& name);
+  const std::string& name() const;
+  bool operator==(const IndexVar& o) const { return id_ == o.id_; }
+  bool operator!=(const IndexVar& o) const { return id_ != o.id_; }
+  bool operator<(const IndexVar& o) const { return id_ < o.id_; }
+  uint64_t id() const { return id_; }
+
+ private:
+  std::shared_ptr<const std::string> name_;
+  uint64_t id_;
+};
+
+enum class ExprKind { Access, Literal, Neg, Add, Sub, Mul, Div };
+
+struct ExprNode;
+
+/// An index expression (immutable tree; cheap to copy).
+class IndexExpr {
+ public:
+  IndexExpr() = default;
+  IndexExpr(double literal);  // NOLINT: literals mix into expressions
+  IndexExpr(int literal);     // NOLINT
+  explicit IndexExpr(std::shared_ptr<const ExprNode> n) : node_(std::move(n)) {}
+
+  bool defined() const { return node_ != nullptr; }
+  const ExprNode& node() const { return *node_; }
+  const ExprNode* get() const { return node_.get(); }
+  ExprKind kind() const;
+  /// Printed in the text syntax: "B(i,j) * c(j)".
+  std::string str() const;
+
+ private:
+  std::shared_ptr<const ExprNode> node_;
+};
+
+/// A tensor accessed by index variables: B(i,j). Assigning to an Access records an
+/// Assignment in the accessed tensor.
+class Access : public IndexExpr {
+ public:
+  Access(const TensorBase& t, std::vector<IndexVar> vars);
+  /// Copying an Access copies the handle (operator= below records an assignment instead).
+  Access(const Access&) = default;
+  const TensorBase& tensor() const;
+  const std::vector<IndexVar>& vars() const;
+
+  /// `A(i,j) = expr`: store the assignment in A.
+  Access& operator=(const IndexExpr& e);
+  Access& operator=(const Access& e);
+  /// `A(i,j) += expr`: accumulate into A's current values.
+  Access& operator+=(const IndexExpr& e);
+
+ private:
+  std::shared_ptr<const TensorBase> handle_;  ///< the accessed tensor, for tensor()
+};
+
+struct ExprNode {
+  ExprKind kind;
+  // Access
+  std::shared_ptr<TensorImpl> tensor;
+  std::vector<IndexVar> vars;
+  // Literal
+  double value = 0;
+  // Neg (a), binary (a, b)
+  IndexExpr a, b;
+};
+
+IndexExpr operator+(const IndexExpr& a, const IndexExpr& b);
+IndexExpr operator-(const IndexExpr& a, const IndexExpr& b);
+IndexExpr operator*(const IndexExpr& a, const IndexExpr& b);
+IndexExpr operator/(const IndexExpr& a, const IndexExpr& b);
+IndexExpr operator-(const IndexExpr& a);
+
+/// lhs = rhs, or lhs += rhs when accumulate.
+struct Assignment {
+  IndexExpr lhs;  ///< always an Access
+  IndexExpr rhs;
+  bool accumulate = false;
+
+  const ExprNode& lhsNode() const { return lhs.node(); }
+  std::string str() const;
+};
+
+/// Variables of the assignment: free (in the lhs, in lhs order) then reduction
+/// (rhs only, in order of first appearance).
+std::vector<IndexVar> freeVars(const Assignment& a);
+std::vector<IndexVar> reductionVars(const Assignment& a);
+/// All accesses in the rhs, left to right.
+std::vector<const ExprNode*> rhsAccesses(const Assignment& a);
+
+/// Checks an assignment: access arity matches tensor order, no variable repeated in
+/// one access, every index variable has one extent, the output does not appear on the
+/// right. Throws NotationError / DimensionError naming the tensor and variable.
+void checkAssignment(const Assignment& a);
+
+/// Extent of each variable in the assignment (after checkAssignment).
+int64_t extentOf(const Assignment& a, const IndexVar& v);
+
+}  // namespace tessel

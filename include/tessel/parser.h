@@ -1,0 +1,36 @@
+// Text syntax for index notation: "A(i,j) = B(i,k) * C(k,j) + D(i,j)".
+//
+// Grammar:  assignment := access ('=' | '+=') expr
+//           expr := term (('+'|'-') term)*      term := factor (('*'|'/') factor)*
+//           factor := '-' factor | '(' expr ')' | number | access
+//           access := NAME [ '(' [NAME (',' NAME)*] ')' ]   (no parentheses: a scalar)
+// Errors throw ParseError with the 1-based column of the offending character.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessel/notation.h"
+#include "tessel/tensor.h"
+
+namespace tessel {
+
+/// A tensor mentioned in an expression: its name, number of indices, and whether it
+/// is the output (left-hand side).
+struct TensorUse {
+  std::string name;
+  int order = 0;
+  bool isOutput = false;
+};
+
+/// Tensors in the text, output first then inputs in order of first appearance.
+/// Throws ParseError (syntax) or NotationError (one name used with different orders).
+std::vector<TensorUse> scanTensors(const std::string& text);
+
+/// Parse and bind names to tensors. Index variables with the same name are the same
+/// variable. Throws ParseError / NotationError (unknown tensor, wrong arity).
+Assignment parseAssignment(const std::string& text,
+                           const std::map<std::string, TensorBase>& tensors);
+
+}  // namespace tessel

@@ -1,0 +1,29 @@
+// The reference evaluator: an obviously-correct interpreter of index notation over
+// coordinate maps. It is the oracle every compiled kernel is tested against.
+//
+// Semantics (the same ones the compiler implements): a missing entry is zero;
+//   support(B(..)) = stored entries, support(a*b) = support(a) ∩ support(b),
+//   support(a+b) = support(a-b) = union, support(a/b) = support(a), support(-a) = support(a),
+//   a literal is dense. Values follow ordinary arithmetic with missing operands as 0
+//   (so x/0 gives ±inf or nan where x is stored). Integer division by zero gives 0.
+// The result sums the rhs over reduction variables; lhs variables absent from the rhs
+// broadcast. `+=` adds to the output's current values.
+#pragma once
+
+#include <string>
+
+#include "tessel/coo.h"
+#include "tessel/notation.h"
+
+namespace tessel {
+
+/// Result of `a` as entries (mode order), sorted, one per coordinate.
+CooData referenceEvaluate(const Assignment& a);
+
+/// Compares two tensors as dense functions (missing = 0): |x-y| <= atol + rtol*|y|,
+/// nan equals nan, inf equals same-signed inf. On mismatch fills `why` with the first
+/// differing coordinate and both values.
+bool tensorsClose(const CooData& expected, const CooData& actual, double rtol, double atol,
+                  std::string* why = nullptr);
+
+}  // namespace tessel

@@ -1,0 +1,34 @@
+/* The storage of one tensor as generated kernels see it (C ABI).
+ *
+ * Level k (storage order) holds pos[k]/crd[k] arrays of the format's index widths;
+ * a Dense level has none. vals holds vals_size elements of the tensor's datatype.
+ * All arrays are malloc'd: generated assembly code allocates an output's arrays and
+ * stores them here, and the runtime frees them with free(). The codegen embeds this
+ * same definition in every generated file (see TESSEL_ABI_SOURCE), so keep them equal. */
+#ifndef TESSEL_RUNTIME_ABI_H
+#define TESSEL_RUNTIME_ABI_H
+
+#include <stdint.h>
+
+#define TESSEL_MAX_ORDER 16
+
+typedef struct tessel_tensor {
+  int32_t order;
+  int64_t dims[TESSEL_MAX_ORDER];     /* dimension of each level (storage order) */
+  void* pos[TESSEL_MAX_ORDER];        /* Compressed/CompressedNU: positions, NULL otherwise */
+  void* crd[TESSEL_MAX_ORDER];        /* Compressed/CompressedNU/Singleton: coordinates */
+  int64_t pos_size[TESSEL_MAX_ORDER]; /* elements in pos[k] */
+  int64_t crd_size[TESSEL_MAX_ORDER]; /* elements in crd[k] */
+  void* vals;
+  int64_t vals_size;
+} tessel_tensor_t;
+
+/* Every generated kernel function has this signature; returns 0 on success, or a
+ * nonzero TESSEL_ERR_* code. */
+typedef int (*tessel_kernel_fn)(tessel_tensor_t** tensors);
+
+#define TESSEL_OK 0
+#define TESSEL_ERR_NOMEM 1
+#define TESSEL_ERR_OVERFLOW 2
+
+#endif

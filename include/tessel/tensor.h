@@ -1,0 +1,143 @@
+// Tensors: a name, a datatype, dimensions, a format, and level-array storage.
+//
+//   Tensor<double> B("B", {m, n}, CSR());
+//   B.insert({0, 3}, 1.5);   // any order, duplicates summed at pack()
+//   B.pack();
+//   B.forEachStored([](const std::vector<int64_t>& c, double v) { ... });
+//
+// A Tensor is a handle: copies share storage (like TACO), so an assignment recorded
+// with `a(i) = B(i,j) * c(j)` can later run with `a.evaluate()`.
+#pragma once
+
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessel/coo.h"
+#include "tessel/error.h"
+#include "tessel/format.h"
+#include "tessel/notation.h"
+#include "tessel/runtime_abi.h"
+
+namespace tessel {
+
+class Kernel;
+
+/// Owns a tessel_tensor_t's malloc'd arrays.
+struct Storage {
+  tessel_tensor_t raw{};
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage() { release(); }
+  void release();
+};
+
+struct TensorImpl {
+  std::string name;
+  Datatype type = Datatype::Float64;
+  std::vector<int64_t> dims;  // per mode
+  Format format;
+  Storage storage;
+  bool packed = false;
+  // pending inserts (mode order), values as raw element bytes
+  std::vector<int64_t> pendingCoords;
+  std::vector<unsigned char> pendingVals;
+  std::optional<Assignment> assignment;
+  std::shared_ptr<Kernel> kernel;
+};
+
+/// Untyped tensor handle.
+class TensorBase {
+ public:
+  TensorBase() = default;
+  TensorBase(std::string name, Datatype type, std::vector<int64_t> dims, Format format);
+  explicit TensorBase(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+  const std::string& name() const { return impl_->name; }
+  Datatype datatype() const { return impl_->type; }
+  int order() const { return static_cast<int>(impl_->dims.size()); }
+  const std::vector<int64_t>& dims() const { return impl_->dims; }
+  int64_t dim(int mode) const { return impl_->dims.at(mode); }
+  const Format& format() const { return impl_->format; }
+  bool defined() const { return impl_ != nullptr; }
+  const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
+
+  /// Level arrays as generated kernels see them (pack() first).
+  tessel_tensor_t& raw() { return impl_->storage.raw; }
+  const tessel_tensor_t& raw() const { return impl_->storage.raw; }
+  /// Number of stored values (explicit zeros included).
+  int64_t storedCount() const { return impl_->storage.raw.vals_size; }
+
+  /// Build level arrays from the inserted entries (duplicates summed). Throws
+  /// DimensionError for out-of-range coordinates, OverflowError when a size does not
+  /// fit the format's index widths.
+  void pack();
+  /// Stored entries in mode order (explicit zeros included), values as double.
+  CooData toCoo() const;
+  /// Replace contents with `coo` (packed into this tensor's format).
+  void setFromCoo(const CooData& coo);
+  /// A new tensor with the same values in another format.
+  TensorBase convert(const Format& f, const std::string& newName = "") const;
+  /// Value at a coordinate (0 if not stored), as double. O(levels * log nnz).
+  double at(const std::vector<int64_t>& coords) const;
+
+  /// Index this tensor: B(i, j).
+  template <typename... V>
+  Access operator()(const V&... vars) const {
+    return Access(*this, std::vector<IndexVar>{vars...});
+  }
+  Access operator()(const std::vector<IndexVar>& vars) const { return Access(*this, vars); }
+
+  /// The assignment recorded by `A(i,j) = ...` (throws NotationError if none).
+  const Assignment& assignment() const;
+  void setAssignment(const Assignment& a);
+  /// Compile (JIT, cached), assemble and compute the recorded assignment.
+  void evaluate();
+  /// Generated C source for the recorded assignment.
+  std::string emitC() const;
+
+ protected:
+  void insertBytes(const std::vector<int64_t>& coords, const void* value);
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+/// A tensor of element type T (double, float, int32_t, int64_t, bool).
+template <typename T>
+class Tensor : public TensorBase {
+ public:
+  Tensor() = default;
+  Tensor(std::string name, std::vector<int64_t> dims, Format format)
+      : TensorBase(std::move(name), datatypeOf<T>(), std::move(dims), std::move(format)) {}
+  /// Dense tensor.
+  Tensor(std::string name, std::vector<int64_t> dims)
+      : Tensor(std::move(name), dims, DenseFormat(static_cast<int>(dims.size()))) {}
+  explicit Tensor(const TensorBase& b) : TensorBase(b.impl()) {
+    if (b.datatype() != datatypeOf<T>())
+      throw UserError("tensor " + b.name() + " holds " + datatypeName(b.datatype()) +
+                      ", not " + datatypeName(datatypeOf<T>()));
+  }
+
+  /// Add `value` at `coords` (mode order). Duplicates are summed at pack().
+  void insert(const std::vector<int64_t>& coords, T value) { insertBytes(coords, &value); }
+
+  /// Call f(coords, value) for every stored entry in storage order.
+  void forEachStored(const std::function<void(const std::vector<int64_t>&, T)>& f) const {
+    CooData c = toCoo();
+    std::vector<int64_t> cs(order());
+    for (int64_t e = 0; e < c.nnz(); e++) {
+      for (int m = 0; m < order(); m++) cs[m] = c.coords[e * order() + m];
+      f(cs, valueAt(e));
+    }
+  }
+  /// The stored value at position p of the values array.
+  T valueAt(int64_t p) const { return static_cast<const T*>(raw().vals)[p]; }
+  Tensor<T> convert(const Format& f, const std::string& newName = "") const {
+    return Tensor<T>(TensorBase::convert(f, newName));
+  }
+};
+
+}  // namespace tessel

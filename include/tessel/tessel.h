@@ -1,0 +1,13 @@
+// tessel: the whole public API.
+#pragma once
+
+#include "tessel/coo.h"
+#include "tessel/error.h"
+#include "tessel/format.h"
+#include "tessel/io.h"
+#include "tessel/jit.h"
+#include "tessel/kernel.h"
+#include "tessel/notation.h"
+#include "tessel/parser.h"
+#include "tessel/reference.h"
+#include "tessel/tensor.h"

@@ -1,0 +1,227 @@
+// IR -> C source printer.
+#include "codegen/codegen_c.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "tessel/error.h"
+
+namespace tessel::codegen {
+
+using namespace ir;
+
+namespace {
+
+const char* kPrelude = R"(#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <stdbool.h>
+#include <math.h>
+
+#define TESSEL_MAX_ORDER 16
+typedef struct tessel_tensor {
+  int32_t order;
+  int64_t dims[TESSEL_MAX_ORDER];
+  void* pos[TESSEL_MAX_ORDER];
+  void* crd[TESSEL_MAX_ORDER];
+  int64_t pos_size[TESSEL_MAX_ORDER];
+  int64_t crd_size[TESSEL_MAX_ORDER];
+  void* vals;
+  int64_t vals_size;
+} tessel_tensor_t;
+
+#define TESSEL_ERR_NOMEM 1
+#define TESSEL_ERR_OVERFLOW 2
+
+static inline int64_t tessel_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t tessel_max(int64_t a, int64_t b) { return a > b ? a : b; }
+/* Integer division with C semantics, except that x/0 is 0 and INT64_MIN/-1 wraps. */
+static inline int64_t tessel_idiv(int64_t a, int64_t b) {
+  return b == 0 ? 0 : (b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b);
+}
+static int tessel_cmp_i64(const void* a, const void* b) {
+  int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
+  return (x > y) - (x < y);
+}
+/* Grow a zero-filled int64 array (symbolic phase counts) to hold `need` elements. */
+static int tessel_grow_i64(void* arrp, int64_t* cap, int64_t need) {
+  int64_t** a = (int64_t**)arrp;
+  if (need <= *cap) return 0;
+  int64_t n = *cap > 0 ? *cap : 1024;
+  while (n < need) n *= 2;
+  int64_t* b = (int64_t*)realloc(*a, (size_t)n * sizeof(int64_t));
+  if (!b) return 1;
+  memset(b + *cap, 0, (size_t)(n - *cap) * sizeof(int64_t));
+  *a = b;
+  *cap = n;
+  return 0;
+}
+static void* tessel_alloc(int64_t n, size_t size, int zero) {
+  if (n < 0 || (uint64_t)n > SIZE_MAX / size) return NULL;
+  if (n == 0) n = 1;
+  return zero ? calloc((size_t)n, size) : malloc((size_t)n * size);
+}
+)";
+
+class Printer {
+ public:
+  std::string expr(const Expr& e, bool top = true) {
+    switch (e->op) {
+      case ExprOp::Var: return e->name;
+      case ExprOp::IntImm: {
+        std::string s = std::to_string(e->ival);
+        if (e->ival > INT32_MAX || e->ival < INT32_MIN) s += "LL";
+        return s;
+      }
+      case ExprOp::FloatImm: return floatLiteral(e);
+      case ExprOp::Load: return expr(e->args[0], false) + "[" + expr(e->args[1]) + "]";
+      case ExprOp::Field: return expr(e->args[0], false) + "->" + e->name;
+      case ExprOp::Cast: return "(" + cType(e->type) + ")" + expr(e->args[0], false);
+      case ExprOp::Call: {
+        std::string s = e->name + "(";
+        for (size_t i = 0; i < e->args.size(); i++) s += (i ? ", " : "") + expr(e->args[i]);
+        return s + ")";
+      }
+      case ExprOp::Neg: return "-" + expr(e->args[0], false);
+      case ExprOp::Not: return "!" + expr(e->args[0], false);
+      case ExprOp::Min: return "tessel_min(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
+      case ExprOp::Max: return "tessel_max(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
+      case ExprOp::IDiv: return "tessel_idiv(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
+      default: break;
+    }
+    std::string s = expr(e->args[0], false) + " " + opText(e->op) + " " + expr(e->args[1], false);
+    return top ? s : "(" + s + ")";
+  }
+
+  void stmt(const Stmt& s, int ind) {
+    std::string pad(2 * ind, ' ');
+    switch (s->op) {
+      case StmtOp::Block:
+        for (auto& c : s->body) stmt(c, ind);
+        return;
+      case StmtOp::Decl:
+        out_ << pad << cType(s->args[0]->type) << " " << s->args[0]->name;
+        if (s->args[1]) out_ << " = " << expr(s->args[1]);
+        out_ << ";\n";
+        return;
+      case StmtOp::Assign:
+        out_ << pad << expr(s->args[0]) << " = " << expr(s->args[1]) << ";\n";
+        return;
+      case StmtOp::Store:
+        out_ << pad << expr(s->args[0], false) << "[" << expr(s->args[1]) << "] "
+             << (s->accumulate ? "+=" : "=") << " " << expr(s->args[2]) << ";\n";
+        return;
+      case StmtOp::For: {
+        std::string v = s->args[0]->name;
+        out_ << pad << "for (" << cType(s->args[0]->type) << " " << v << " = " << expr(s->args[1])
+             << "; " << v << " < " << expr(s->args[2]) << "; " << v << "++) {\n";
+        stmt(s->body[0], ind + 1);
+        out_ << pad << "}\n";
+        return;
+      }
+      case StmtOp::While:
+        out_ << pad << "while (" << expr(s->args[0]) << ") {\n";
+        stmt(s->body[0], ind + 1);
+        out_ << pad << "}\n";
+        return;
+      case StmtOp::If: {
+        out_ << pad << "if (" << expr(s->args[0]) << ") {\n";
+        stmt(s->body[0], ind + 1);
+        const StmtNode* cur = s.get();
+        // print else-if chains flat
+        while (!cur->elseBody.empty() && cur->elseBody[0]->op == StmtOp::If) {
+          cur = cur->elseBody[0].get();
+          out_ << pad << "} else if (" << expr(cur->args[0]) << ") {\n";
+          stmt(cur->body[0], ind + 1);
+        }
+        if (!cur->elseBody.empty()) {
+          out_ << pad << "} else {\n";
+          stmt(cur->elseBody[0], ind + 1);
+        }
+        out_ << pad << "}\n";
+        return;
+      }
+      case StmtOp::Comment:
+        out_ << pad << "// " << s->text << "\n";
+        return;
+      case StmtOp::Return:
+        out_ << pad << "return " << s->ival << ";\n";
+        return;
+      case StmtOp::Alloc: {
+        const Expr& v = s->args[0];
+        std::string elem = cTypeName(v->type.elem);
+        out_ << pad << v->name << " = (" << elem << "*)tessel_alloc(" << expr(s->args[1])
+             << ", sizeof(" << elem << "), " << (s->zeroInit ? 1 : 0) << ");\n";
+        out_ << pad << "if (!" << v->name << ") return TESSEL_ERR_NOMEM;\n";
+        return;
+      }
+      case StmtOp::Free:
+        out_ << pad << "free(" << expr(s->args[0]) << ");\n";
+        return;
+      case StmtOp::Raw:
+        out_ << pad << s->text << "\n";
+        return;
+      case StmtOp::Break:
+        out_ << pad << "break;\n";
+        return;
+    }
+  }
+
+  std::string str() const { return out_.str(); }
+  std::ostringstream& out() { return out_; }
+
+ private:
+  static const char* opText(ExprOp op) {
+    switch (op) {
+      case ExprOp::Add: return "+";
+      case ExprOp::Sub: return "-";
+      case ExprOp::Mul: return "*";
+      case ExprOp::Div: return "/";
+      case ExprOp::Mod: return "%";
+      case ExprOp::Eq: return "==";
+      case ExprOp::Ne: return "!=";
+      case ExprOp::Lt: return "<";
+      case ExprOp::Le: return "<=";
+      case ExprOp::Gt: return ">";
+      case ExprOp::Ge: return ">=";
+      case ExprOp::And: return "&&";
+      case ExprOp::Or: return "||";
+      default: throw InternalError("codegen: not a binary operator");
+    }
+  }
+  static std::string floatLiteral(const Expr& e) {
+    double v = e->fval;
+    if (std::isnan(v)) return "NAN";
+    if (std::isinf(v)) return v > 0 ? "INFINITY" : "-INFINITY";
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.17g", v);
+    std::string s = buf;
+    if (s.find_first_of(".eE") == std::string::npos) s += ".0";
+    if (e->type.elem == Datatype::Float32) s += "f";
+    return s;
+  }
+  std::ostringstream out_;
+};
+
+}  // namespace
+
+std::string emitC(const Module& m) {
+  Printer p;
+  auto& o = p.out();
+  o << "/* Generated by tessel. */\n";
+  std::istringstream hc(m.headerComment);
+  for (std::string line; std::getline(hc, line);) o << "// " << line << "\n";
+  o << kPrelude;
+  for (auto& f : m.functions) {
+    o << "\n";
+    std::istringstream doc(f.doc);
+    for (std::string line; std::getline(doc, line);) o << "// " << line << "\n";
+    o << "int " << f.name << "(tessel_tensor_t** tensors) {\n";
+    p.stmt(simplify(f.body), 1);
+    o << "  return 0;\n}\n";
+  }
+  return p.str();
+}
+
+}  // namespace tessel::codegen

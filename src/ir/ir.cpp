@@ -1,0 +1,170 @@
+// IR node factories and type names.
+#include "ir/ir.h"
+
+#include "tessel/error.h"
+
+namespace tessel::ir {
+
+namespace {
+std::shared_ptr<ExprNode> node(ExprOp op, Type t) {
+  auto n = std::make_shared<ExprNode>();
+  n->op = op;
+  n->type = t;
+  return n;
+}
+std::shared_ptr<StmtNode> snode(StmtOp op) {
+  auto n = std::make_shared<StmtNode>();
+  n->op = op;
+  return n;
+}
+bool isFloat(Datatype t) { return t == Datatype::Float32 || t == Datatype::Float64; }
+int rank(Datatype t) {
+  switch (t) {
+    case Datatype::Bool: return 0;
+    case Datatype::Int32: return 1;
+    case Datatype::Int64: return 2;
+    case Datatype::Float32: return 3;
+    case Datatype::Float64: return 4;
+  }
+  return 4;
+}
+}  // namespace
+
+Expr var(const std::string& name, Type t) {
+  auto n = node(ExprOp::Var, t);
+  n->name = name;
+  return n;
+}
+Expr intImm(int64_t v, Type t) {
+  auto n = node(ExprOp::IntImm, t);
+  n->ival = v;
+  return n;
+}
+Expr floatImm(double v, Type t) {
+  auto n = node(ExprOp::FloatImm, t);
+  n->fval = v;
+  return n;
+}
+Expr zeroOf(Datatype t) { return isFloat(t) ? floatImm(0, scalar(t)) : intImm(0, scalar(t)); }
+Expr load(Expr array, Expr index) {
+  TESSEL_CHECK(array->type.pointer, "load from a non-pointer");
+  auto n = node(ExprOp::Load, scalar(array->type.elem));
+  n->args = {std::move(array), std::move(index)};
+  return n;
+}
+Expr field(Expr structPtr, const std::string& name, Type t) {
+  auto n = node(ExprOp::Field, t);
+  n->name = name;
+  n->args = {std::move(structPtr)};
+  return n;
+}
+Expr cast(Type t, Expr e) {
+  if (e->type == t) return e;
+  auto n = node(ExprOp::Cast, t);
+  n->args = {std::move(e)};
+  return n;
+}
+Expr call(const std::string& fn, std::vector<Expr> args, Type t) {
+  auto n = node(ExprOp::Call, t);
+  n->name = fn;
+  n->args = std::move(args);
+  return n;
+}
+Expr unary(ExprOp op, Expr a) {
+  auto n = node(op, op == ExprOp::Not ? scalar(Datatype::Bool) : a->type);
+  n->args = {std::move(a)};
+  return n;
+}
+Expr binary(ExprOp op, Expr a, Expr b) {
+  Type t;
+  switch (op) {
+    case ExprOp::Eq: case ExprOp::Ne: case ExprOp::Lt: case ExprOp::Le:
+    case ExprOp::Gt: case ExprOp::Ge: case ExprOp::And: case ExprOp::Or:
+      t = scalar(Datatype::Bool);
+      break;
+    default:
+      t = rank(a->type.elem) >= rank(b->type.elem) ? a->type : b->type;
+      t.pointer = false;
+      t.constData = false;
+  }
+  auto n = node(op, t);
+  n->args = {std::move(a), std::move(b)};
+  return n;
+}
+
+Stmt block(std::vector<Stmt> stmts) {
+  auto n = snode(StmtOp::Block);
+  for (auto& s : stmts)
+    if (s) n->body.push_back(std::move(s));
+  return n;
+}
+Stmt decl(Expr v, Expr init) {
+  auto n = snode(StmtOp::Decl);
+  n->args = {std::move(v), std::move(init)};
+  return n;
+}
+Stmt assign(Expr v, Expr value) {
+  auto n = snode(StmtOp::Assign);
+  n->args = {std::move(v), std::move(value)};
+  return n;
+}
+Stmt store(Expr array, Expr index, Expr value, bool accumulate) {
+  auto n = snode(StmtOp::Store);
+  n->args = {std::move(array), std::move(index), std::move(value)};
+  n->accumulate = accumulate;
+  return n;
+}
+Stmt forRange(Expr v, Expr begin, Expr end, Stmt body) {
+  auto n = snode(StmtOp::For);
+  n->args = {std::move(v), std::move(begin), std::move(end)};
+  n->body = {std::move(body)};
+  return n;
+}
+Stmt whileLoop(Expr cond, Stmt body) {
+  auto n = snode(StmtOp::While);
+  n->args = {std::move(cond)};
+  n->body = {std::move(body)};
+  return n;
+}
+Stmt ifThen(Expr cond, Stmt then, Stmt otherwise) {
+  auto n = snode(StmtOp::If);
+  n->args = {std::move(cond)};
+  n->body = {std::move(then)};
+  if (otherwise) n->elseBody = {std::move(otherwise)};
+  return n;
+}
+Stmt comment(const std::string& text) {
+  auto n = snode(StmtOp::Comment);
+  n->text = text;
+  return n;
+}
+Stmt returnCode(int64_t code) {
+  auto n = snode(StmtOp::Return);
+  n->ival = code;
+  return n;
+}
+Stmt alloc(Expr v, Expr count, bool zero) {
+  auto n = snode(StmtOp::Alloc);
+  n->args = {std::move(v), std::move(count)};
+  n->zeroInit = zero;
+  return n;
+}
+Stmt freeArray(Expr v) {
+  auto n = snode(StmtOp::Free);
+  n->args = {std::move(v)};
+  return n;
+}
+Stmt raw(const std::string& text) {
+  auto n = snode(StmtOp::Raw);
+  n->text = text;
+  return n;
+}
+Stmt breakLoop() { return snode(StmtOp::Break); }
+
+std::string cType(const Type& t) {
+  std::string base = cTypeName(t.elem);
+  if (!t.pointer) return base;
+  return (t.constData ? "const " : "") + base + "* restrict";
+}
+
+}  // namespace tessel::ir

@@ -1,0 +1,120 @@
+// The imperative IR that lowering produces and code generators print.
+//
+// One header, Halide-style: immutable expression and statement nodes behind shared
+// pointers, built with small factory functions. Statements are structured (for,
+// while, if/else-if chains, blocks); there are no gotos, so every backend can print them.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/format.h"
+
+namespace tessel::ir {
+
+/// A scalar or pointer type. Pointers point to `elem`.
+struct Type {
+  Datatype elem = Datatype::Int64;
+  bool pointer = false;
+  bool constData = false;  ///< pointer to const (inputs)
+  bool operator==(const Type&) const = default;
+};
+inline Type scalar(Datatype t) { return {t, false, false}; }
+inline Type ptr(Datatype t, bool isConst = false) { return {t, true, isConst}; }
+inline Type indexType(IndexWidth w) { return scalar(w == IndexWidth::W32 ? Datatype::Int32 : Datatype::Int64); }
+inline Type i64() { return scalar(Datatype::Int64); }
+
+enum class ExprOp {
+  Var, IntImm, FloatImm, Load, Field, Cast, Call,
+  Neg, Not,
+  Add, Sub, Mul, Div, IDiv, Mod, Min, Max,
+  Eq, Ne, Lt, Le, Gt, Ge, And, Or,
+};
+
+struct ExprNode;
+using Expr = std::shared_ptr<const ExprNode>;
+
+struct ExprNode {
+  ExprOp op;
+  Type type;
+  std::string name;   ///< Var name, Field name, Call function
+  int64_t ival = 0;   ///< IntImm
+  double fval = 0;    ///< FloatImm
+  std::vector<Expr> args;  ///< operands; Load: {array, index}; Field: {struct ptr}
+};
+
+// Expression factories.
+Expr var(const std::string& name, Type t);
+Expr intImm(int64_t v, Type t = i64());
+Expr floatImm(double v, Type t = scalar(Datatype::Float64));
+Expr zeroOf(Datatype t);
+Expr load(Expr array, Expr index);
+Expr field(Expr structPtr, const std::string& name, Type t);
+Expr cast(Type t, Expr e);
+Expr call(const std::string& fn, std::vector<Expr> args, Type t);
+Expr unary(ExprOp op, Expr a);
+Expr binary(ExprOp op, Expr a, Expr b);
+inline Expr add(Expr a, Expr b) { return binary(ExprOp::Add, std::move(a), std::move(b)); }
+inline Expr sub(Expr a, Expr b) { return binary(ExprOp::Sub, std::move(a), std::move(b)); }
+inline Expr mul(Expr a, Expr b) { return binary(ExprOp::Mul, std::move(a), std::move(b)); }
+inline Expr lt(Expr a, Expr b) { return binary(ExprOp::Lt, std::move(a), std::move(b)); }
+inline Expr eq(Expr a, Expr b) { return binary(ExprOp::Eq, std::move(a), std::move(b)); }
+inline Expr land(Expr a, Expr b) { return binary(ExprOp::And, std::move(a), std::move(b)); }
+inline Expr minOf(Expr a, Expr b) { return binary(ExprOp::Min, std::move(a), std::move(b)); }
+
+enum class StmtOp {
+  Block, Decl, Assign, Store, For, While, If, Comment, Return, Alloc, Free, Raw, Break,
+};
+
+struct StmtNode;
+using Stmt = std::shared_ptr<const StmtNode>;
+
+struct StmtNode {
+  StmtOp op;
+  // Decl: var (args[0]) = value (args[1], may be null). Assign: var = value.
+  // Store: array[index] (=|+=) value.  For: var in [begin, end).  While/If: cond.
+  // Alloc: var = calloc/malloc(count) of var's element type; returns TESSEL_ERR_NOMEM on failure.
+  std::vector<Expr> args;
+  std::vector<Stmt> body;      ///< Block contents; For/While body (one Block); If: then
+  std::vector<Stmt> elseBody;  ///< If: else (empty or one stmt)
+  std::string text;            ///< Comment / Raw text
+  bool accumulate = false;     ///< Store: +=
+  bool zeroInit = false;       ///< Alloc: calloc
+  int64_t ival = 0;            ///< Return code
+};
+
+Stmt block(std::vector<Stmt> stmts);
+Stmt decl(Expr v, Expr init = nullptr);
+Stmt assign(Expr v, Expr value);
+Stmt store(Expr array, Expr index, Expr value, bool accumulate = false);
+Stmt forRange(Expr v, Expr begin, Expr end, Stmt body);
+Stmt whileLoop(Expr cond, Stmt body);
+Stmt ifThen(Expr cond, Stmt then, Stmt otherwise = nullptr);
+Stmt comment(const std::string& text);
+Stmt returnCode(int64_t code);
+Stmt alloc(Expr v, Expr count, bool zero);
+Stmt freeArray(Expr v);
+Stmt raw(const std::string& text);
+Stmt breakLoop();
+
+/// A function `int name(tessel_tensor_t** tensors)` with a body.
+struct Function {
+  std::string name;
+  std::string doc;  ///< comment printed above
+  Stmt body;
+};
+
+/// What a code generator prints: functions plus a header comment.
+struct Module {
+  std::string headerComment;
+  std::vector<Function> functions;
+};
+
+/// C type spelling of t.
+std::string cType(const Type& t);
+/// Constant folding and identities (x*1, x+0, ...), block flattening, dead branches.
+Stmt simplify(const Stmt& s);
+Expr simplify(const Expr& e);
+
+}  // namespace tessel::ir

@@ -1,0 +1,17 @@
+// Lowering concrete index notation (a forall nest in the problem's loop order) to IR
+// loops: co-iteration from merge lattices, position resolution per level, and the
+// output actions of the symbolic (assemble) or numeric (compute) phase.
+#pragma once
+
+#include "ir/ir.h"
+#include "lower/output_plan.h"
+#include "lower/problem.h"
+
+namespace tessel::lower {
+
+enum class Phase { Symbolic, Numeric };
+
+/// Body of the assemble (Symbolic) or compute (Numeric) function.
+ir::Stmt lowerLoops(const Problem& p, const OutputPlan& plan, Phase phase);
+
+}  // namespace tessel::lower

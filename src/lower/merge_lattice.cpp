@@ -1,0 +1,130 @@
+// Merge lattice construction: intersection for *, union for + and -, the numerator's
+// support for /.
+#include "lower/merge_lattice.h"
+
+#include <algorithm>
+#include <set>
+
+#include "tessel/error.h"
+
+namespace tessel::lower {
+
+namespace {
+
+// Expression algebra where an undefined IndexExpr is zero.
+IndexExpr mulZ(const IndexExpr& a, const IndexExpr& b) {
+  if (!a.defined() || !b.defined()) return {};
+  return a * b;
+}
+IndexExpr addZ(const IndexExpr& a, const IndexExpr& b) {
+  if (!a.defined()) return b;
+  if (!b.defined()) return a;
+  return a + b;
+}
+IndexExpr subZ(const IndexExpr& a, const IndexExpr& b) {
+  if (!b.defined()) return a;
+  if (!a.defined()) return -b;
+  return a - b;
+}
+IndexExpr divZ(const IndexExpr& a, const IndexExpr& b) {
+  if (!a.defined()) return {};
+  return a / (b.defined() ? b : IndexExpr(0.0));
+}
+
+using Points = std::vector<LatticePoint>;
+
+std::vector<int> unite(const std::vector<int>& a, const std::vector<int>& b) {
+  std::vector<int> r;
+  std::set_union(a.begin(), a.end(), b.begin(), b.end(), std::back_inserter(r));
+  return r;
+}
+
+Points conj(const Points& la, const Points& lb,
+            IndexExpr (*op)(const IndexExpr&, const IndexExpr&)) {
+  Points r;
+  for (auto& pa : la)
+    for (auto& pb : lb) r.push_back({unite(pa.iterators, pb.iterators), op(pa.expr, pb.expr)});
+  return r;
+}
+
+Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated) {
+  const ExprNode& n = e.node();
+  switch (n.kind) {
+    case ExprKind::Access: {
+      int it = iterated(&n);
+      if (it >= 0) return {{{it}, e}};
+      return {{{}, e}};
+    }
+    case ExprKind::Literal:
+      return {{{}, e}};
+    case ExprKind::Neg: {
+      Points r = build(n.a, iterated);
+      for (auto& p : r) p.expr = p.expr.defined() ? -p.expr : p.expr;
+      return r;
+    }
+    case ExprKind::Mul:
+      return conj(build(n.a, iterated), build(n.b, iterated), mulZ);
+    case ExprKind::Div: {
+      Points la = build(n.a, iterated), lb = build(n.b, iterated);
+      Points r = conj(la, lb, divZ);
+      for (auto& p : la) r.push_back({p.iterators, divZ(p.expr, {})});
+      return r;
+    }
+    case ExprKind::Add:
+    case ExprKind::Sub: {
+      bool add = n.kind == ExprKind::Add;
+      Points la = build(n.a, iterated), lb = build(n.b, iterated);
+      Points r = conj(la, lb, add ? addZ : subZ);
+      for (auto& p : la) r.push_back(p);
+      for (auto& p : lb) r.push_back({p.iterators, add ? p.expr : subZ({}, p.expr)});
+      return r;
+    }
+  }
+  throw InternalError("unknown expression kind in lattice");
+}
+
+}  // namespace
+
+bool MergeLattice::needsDenseLoop() const {
+  return std::any_of(points.begin(), points.end(),
+                     [](const LatticePoint& p) { return p.iterators.empty(); });
+}
+
+std::vector<LatticePoint> MergeLattice::subLattice(const LatticePoint& p) const {
+  std::vector<LatticePoint> r;
+  for (auto& q : points)
+    if (std::includes(p.iterators.begin(), p.iterators.end(), q.iterators.begin(),
+                      q.iterators.end()))
+      r.push_back(q);
+  return r;
+}
+
+std::string MergeLattice::str() const {
+  std::string s;
+  for (auto& p : points) {
+    s += "[";
+    for (size_t i = 0; i < p.iterators.size(); i++)
+      s += (i ? "," : "") + std::to_string(p.iterators[i]);
+    s += "] " + p.expr.str() + "\n";
+  }
+  return s;
+}
+
+MergeLattice buildLattice(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated) {
+  Points pts = build(e, iterated);
+  // Zero points compute nothing; a later point with an iterator set already seen can
+  // never be selected (the earlier one matches first).
+  MergeLattice l;
+  std::set<std::vector<int>> seen;
+  for (auto& p : pts) {
+    if (!p.expr.defined() || seen.count(p.iterators)) continue;
+    seen.insert(p.iterators);
+    l.points.push_back(p);
+  }
+  std::stable_sort(l.points.begin(), l.points.end(), [](const LatticePoint& a, const LatticePoint& b) {
+    return a.iterators.size() > b.iterators.size();
+  });
+  return l;
+}
+
+}  // namespace tessel::lower

@@ -1,0 +1,328 @@
+// Output assembly: positions, appends, workspace rows, and the assemble function's
+// allocation code.
+#include "lower/output_assembly.h"
+
+#include "tessel/error.h"
+#include "tessel/runtime_abi.h"
+
+namespace tessel::lower {
+
+using namespace ir;
+
+namespace {
+Expr boolImm(bool b) { return intImm(b ? 1 : 0, scalar(Datatype::Bool)); }
+Expr plus1(const Expr& e) { return add(e, intImm(1)); }
+}  // namespace
+
+OutputAssembly::OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols& sym)
+    : p_(p), plan_(plan), sym_(sym) {
+  const std::string& a = sym.tensorName(0);
+  for (int k = 0; k < order(); k++) {
+    std::string ks = std::to_string(k);
+    cnt_.push_back(var(sym.fresh(a + ks + "_cnt"), ptr(Datatype::Int64)));
+    cap_.push_back(var(sym.fresh(a + ks + "_cap"), i64()));
+    n_.push_back(var(sym.fresh("n" + a + ks), i64()));
+    q_.push_back(var(sym.fresh("q" + a + ks), i64()));
+  }
+  if (plan.kind == OutputKind::Workspace) {
+    wVals_ = var(sym.fresh("w_vals"), ptr(sym.computeType()));
+    wMark_ = var(sym.fresh("w_mark"), ptr(Datatype::Bool));
+    wList_ = var(sym.fresh("w_list"), ptr(Datatype::Int64));
+    wN_ = var(sym.fresh("w_n"), i64());
+  }
+}
+
+int OutputAssembly::chainEnd(int k) const {
+  int e = k;
+  while (e + 1 < order() && !level(e + 1).ownsPositions()) e++;
+  return e;
+}
+
+Expr OutputAssembly::parentPos(const Env& env, int k) const {
+  return k == 0 ? intImm(0) : env.out.at(k - 1).pos;
+}
+
+bool OutputAssembly::denseAbove(int k) const {
+  for (int j = 0; j < k; j++)
+    if (!level(j).locatable()) return false;
+  return true;
+}
+
+Stmt OutputAssembly::setField(const std::string& fieldName, int k, const std::string& value) const {
+  std::string idx = k >= 0 ? "[" + std::to_string(k) + "]" : "";
+  return raw(sym_.tensorName(0) + "->" + fieldName + idx + " = " + value + ";");
+}
+
+std::vector<Stmt> OutputAssembly::ensureCount(int k, const Expr& index) {
+  if (denseAbove(k)) return {};
+  Expr grow = call("tessel_grow_i64",
+                   {var("(void*)&" + cnt_[k]->name, i64()), var("&" + cap_[k]->name, i64()), plus1(index)},
+                   scalar(Datatype::Int32));
+  return {ifThen(grow, returnCode(TESSEL_ERR_NOMEM))};
+}
+
+// ---- prologue / epilogue ------------------------------------------------------------
+
+std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
+  std::vector<Stmt> s;
+  if (phase == Phase::Symbolic) {
+    if (plan_.kind == OutputKind::Dense) return assembleDense();
+    if (plan_.kind == OutputKind::PatternCopy) return assemblePatternCopy();
+    for (int k = 0; k < order(); k++) {
+      if (level(k).locatable() || !level(k).ownsPositions()) continue;
+      if (denseAbove(k)) {
+        Expr size = intImm(1);
+        for (int j = 0; j < k; j++) size = mul(size, sym_.arrays(0, j).dim);
+        s.push_back(decl(cap_[k], plus1(size)));
+        s.push_back(decl(cnt_[k]));
+        s.push_back(alloc(cnt_[k], cap_[k], true));
+      } else {
+        s.push_back(decl(cnt_[k], intImm(0)));
+        s.push_back(decl(cap_[k], intImm(0)));
+      }
+      s.push_back(decl(n_[k], intImm(0)));
+    }
+  } else if (order() > 0 && (plan_.kind == OutputKind::Append || plan_.kind == OutputKind::Workspace) &&
+             !level(0).locatable() && plan_.workspaceLevel != 0) {
+    s.push_back(decl(q_[0], intImm(0)));
+  }
+  if (plan_.kind == OutputKind::Workspace) {
+    Expr size = sym_.arrays(0, plan_.workspaceLevel).dim;
+    if (phase == Phase::Numeric) {
+      s.push_back(decl(wVals_));
+      s.push_back(alloc(wVals_, size, false));
+    }
+    s.push_back(decl(wMark_));
+    s.push_back(alloc(wMark_, size, true));
+    s.push_back(decl(wList_));
+    s.push_back(alloc(wList_, size, false));
+  }
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::functionEpilogue(Phase phase) {
+  std::vector<Stmt> s;
+  if (phase == Phase::Symbolic &&
+      (plan_.kind == OutputKind::Append || plan_.kind == OutputKind::Workspace))
+    s = assembleFromCounts();
+  if (plan_.kind == OutputKind::Workspace) {
+    if (phase == Phase::Numeric) s.push_back(freeArray(wVals_));
+    s.push_back(freeArray(wMark_));
+    s.push_back(freeArray(wList_));
+  }
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::assembleDense() {
+  std::vector<Stmt> s;
+  Expr n = var(sym_.fresh("size"), i64());
+  s.push_back(decl(n, intImm(1)));
+  for (int k = 0; k < order(); k++)
+    s.push_back(raw("if (__builtin_mul_overflow(" + n->name + ", " + sym_.arrays(0, k).dim->name +
+                    ", &" + n->name + ")) return TESSEL_ERR_OVERFLOW;"));
+  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
+  s.push_back(decl(vals));
+  s.push_back(alloc(vals, n, true));
+  s.push_back(setField("vals", -1, vals->name));
+  s.push_back(setField("vals_size", -1, n->name));
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
+  std::vector<Stmt> s;
+  int src = p_.inputs[plan_.patternSource].arg;
+  const std::string& srcName = sym_.tensorName(src);
+  Expr prev = var(sym_.fresh("npos"), i64());
+  s.push_back(decl(prev, intImm(1)));
+  for (int k = 0; k < order(); k++) {
+    const LevelFormat& lf = level(k);
+    LevelArrays la = sym_.arrays(0, k);
+    std::string ks = std::to_string(k);
+    Expr next = var(sym_.fresh("npos"), i64());
+    if (lf.hasPosArray()) {
+      Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
+      s.push_back(decl(pos));
+      s.push_back(alloc(pos, plus1(prev), false));
+      s.push_back(raw("memcpy(" + pos->name + ", " + srcName + "->pos[" + ks + "], (size_t)(" +
+                      prev->name + " + 1) * sizeof(*" + pos->name + "));"));
+      s.push_back(setField("pos", k, pos->name));
+      s.push_back(setField("pos_size", k, prev->name + " + 1"));
+      s.push_back(decl(next, cast(i64(), load(pos, prev))));
+    } else if (lf.locatable()) {
+      s.push_back(decl(next));
+      s.push_back(raw("if (__builtin_mul_overflow(" + prev->name + ", " + la.dim->name + ", &" +
+                      next->name + ")) return TESSEL_ERR_OVERFLOW;"));
+    } else {
+      s.push_back(decl(next, prev));
+    }
+    if (lf.hasCrdArray()) {
+      Expr crd = var(la.crd->name, ptr(la.crd->type.elem));
+      s.push_back(decl(crd));
+      s.push_back(alloc(crd, next, false));
+      s.push_back(raw("memcpy(" + crd->name + ", " + srcName + "->crd[" + ks + "], (size_t)" +
+                      next->name + " * sizeof(*" + crd->name + "));"));
+      s.push_back(setField("crd", k, crd->name));
+      s.push_back(setField("crd_size", k, next->name));
+    }
+    prev = next;
+  }
+  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
+  s.push_back(decl(vals));
+  s.push_back(alloc(vals, prev, true));
+  s.push_back(setField("vals", -1, vals->name));
+  s.push_back(setField("vals_size", -1, prev->name));
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::assembleFromCounts() {
+  std::vector<Stmt> s;
+  Expr prev = var(sym_.fresh("npos"), i64());
+  s.push_back(decl(prev, intImm(1)));
+  const Format& f = p_.args[0].format;
+  for (int k = 0; k < order(); k++) {
+    const LevelFormat& lf = level(k);
+    LevelArrays la = sym_.arrays(0, k);
+    Expr next = var(sym_.fresh("npos"), i64());
+    if (lf.locatable()) {
+      s.push_back(decl(next));
+      s.push_back(raw("if (__builtin_mul_overflow(" + prev->name + ", " + la.dim->name + ", &" +
+                      next->name + ")) return TESSEL_ERR_OVERFLOW;"));
+    } else if (!lf.ownsPositions()) {
+      s.push_back(decl(next, prev));  // singleton: allocated with its chain head
+    } else {
+      // counts -> prefix sums -> pos array of the format's width
+      for (auto& st : ensureCount(k, prev)) s.push_back(st);
+      Expr t = var(sym_.fresh("t"), i64());
+      s.push_back(forRange(t, intImm(0), prev,
+                           store(cnt_[k], plus1(t), load(cnt_[k], t), true)));
+      s.push_back(decl(next, load(cnt_[k], prev)));
+      if (f.posWidth() == IndexWidth::W64) {
+        s.push_back(setField("pos", k, cnt_[k]->name));
+      } else {
+        s.push_back(ifThen(binary(ExprOp::Gt, next, intImm(INT32_MAX)),
+                           block({freeArray(cnt_[k]), returnCode(TESSEL_ERR_OVERFLOW)})));
+        Expr pos = var(la.pos->name, ptr(Datatype::Int32));
+        Expr t2 = var(sym_.fresh("t"), i64());
+        s.push_back(decl(pos));
+        s.push_back(alloc(pos, plus1(prev), false));
+        s.push_back(forRange(t2, intImm(0), plus1(prev),
+                             store(pos, t2, cast(scalar(Datatype::Int32), load(cnt_[k], t2)))));
+        s.push_back(freeArray(cnt_[k]));
+        s.push_back(setField("pos", k, pos->name));
+      }
+      s.push_back(setField("pos_size", k, prev->name + " + 1"));
+      for (int l = k; l <= chainEnd(k); l++) {
+        Expr crd = var(sym_.arrays(0, l).crd->name, ptr(sym_.arrays(0, l).crd->type.elem));
+        s.push_back(decl(crd));
+        s.push_back(alloc(crd, next, false));
+        s.push_back(setField("crd", l, crd->name));
+        s.push_back(setField("crd_size", l, next->name));
+      }
+    }
+    prev = next;
+  }
+  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
+  s.push_back(decl(vals));
+  s.push_back(alloc(vals, prev, true));
+  s.push_back(setField("vals", -1, vals->name));
+  s.push_back(setField("vals_size", -1, prev->name));
+  return s;
+}
+
+// ---- inside the loop nest -------------------------------------------------------------
+
+void OutputAssembly::resolve(Env& env, Phase phase, std::vector<Stmt>& s) {
+  const auto& lv = p_.output.levelVars;
+  const std::string& a = sym_.tensorName(0);
+  while (static_cast<int>(env.out.size()) < order()) {
+    int k = static_cast<int>(env.out.size());
+    if (!env.bound.count(lv[k].id())) return;
+    Expr parent = parentPos(env, k);
+    const LevelFormat& lf = level(k);
+    if (plan_.kind == OutputKind::PatternCopy) {
+      const auto& st = env.in[plan_.patternSource];
+      if (static_cast<int>(st.size()) <= k) return;
+      env.out.push_back(st[k]);
+      continue;
+    }
+    if (lf.locatable()) {
+      Expr pos = var(sym_.fresh("p" + a + std::to_string(k)), i64());
+      s.push_back(decl(pos, lf.locate(sym_.arrays(0, k), parent, env.bound.at(lv[k].id()))));
+      env.out.push_back({pos, pos, plus1(pos)});
+    } else {
+      if (plan_.kind == OutputKind::Workspace && k == plan_.workspaceLevel) return;
+      int e = chainEnd(k);
+      for (int l = k + 1; l <= e; l++)
+        if (!env.bound.count(lv[l].id())) return;
+      Expr pos = var(sym_.fresh("p" + a + std::to_string(k)), i64());
+      if (phase == Phase::Symbolic) {
+        s.push_back(decl(pos, n_[k]));
+        s.push_back(assign(n_[k], plus1(n_[k])));
+        for (auto& st : ensureCount(k, plus1(parent))) s.push_back(st);
+        s.push_back(store(cnt_[k], plus1(parent), intImm(1), true));
+      } else {
+        s.push_back(decl(pos, q_[k]));
+        s.push_back(assign(q_[k], plus1(q_[k])));
+        for (int l = k; l <= e; l++) {
+          const Expr& crd = sym_.arrays(0, l).crd;
+          s.push_back(store(crd, pos, cast(scalar(crd->type.elem), env.bound.at(lv[l].id()))));
+        }
+      }
+      for (int l = k; l <= e; l++) env.out.push_back({pos, pos, plus1(pos)});
+    }
+    // Entries below this position are appended from the start of its segment.
+    int next = static_cast<int>(env.out.size());
+    if (phase == Phase::Numeric && next < order() && !level(next).locatable() &&
+        level(next).ownsPositions() &&
+        !(plan_.kind == OutputKind::Workspace && next == plan_.workspaceLevel)) {
+      s.push_back(decl(q_[next], cast(i64(), load(sym_.arrays(0, next).pos, env.out.back().pos))));
+    }
+  }
+}
+
+bool OutputAssembly::resolved(const Env& env) const {
+  return static_cast<int>(env.out.size()) == order();
+}
+
+Stmt OutputAssembly::storeValue(const Env& env, const Expr& v) const {
+  Expr pos = order() == 0 ? intImm(0) : env.out.back().pos;
+  return store(sym_.vals(0), pos, cast(scalar(sym_.outputType()), v), plan_.scatter);
+}
+
+Stmt OutputAssembly::workspaceRegion(const Env& env, Phase phase, const Stmt& inner) {
+  int k = plan_.workspaceLevel;
+  Expr parent = parentPos(env, k);
+  std::vector<Stmt> s = {decl(wN_, intImm(0)), inner};
+  Expr t = var(sym_.fresh("t"), i64());
+  if (phase == Phase::Numeric) {
+    s.push_back(raw("qsort(" + wList_->name + ", (size_t)" + wN_->name +
+                    ", sizeof(int64_t), tessel_cmp_i64);"));
+    Expr q = var(sym_.fresh("q" + sym_.tensorName(0) + std::to_string(k)), i64());
+    Expr j = var(sym_.fresh("jw"), i64());
+    const LevelArrays& la = sym_.arrays(0, k);
+    s.push_back(decl(q, cast(i64(), load(la.pos, parent))));
+    s.push_back(forRange(
+        t, intImm(0), wN_,
+        block({decl(j, load(wList_, t)),
+               store(la.crd, add(q, t), cast(scalar(la.crd->type.elem), j)),
+               store(sym_.vals(0), add(q, t), cast(scalar(sym_.outputType()), load(wVals_, j))),
+               store(wMark_, j, boolImm(false))})));
+  } else {
+    s.push_back(forRange(t, intImm(0), wN_, store(wMark_, load(wList_, t), boolImm(false))));
+    for (auto& st : ensureCount(k, plus1(parent))) s.push_back(st);
+    s.push_back(store(cnt_[k], plus1(parent), wN_));
+  }
+  return block(s);
+}
+
+Stmt OutputAssembly::workspaceUpdate(const Env& env, Phase phase, const Expr& v) const {
+  Expr j = env.bound.at(p_.output.levelVars[plan_.workspaceLevel].id());
+  std::vector<Stmt> first = {store(wMark_, j, boolImm(true)), store(wList_, wN_, j),
+                             assign(wN_, plus1(wN_))};
+  if (phase == Phase::Symbolic)
+    return ifThen(unary(ExprOp::Not, load(wMark_, j)), block(first));
+  first.push_back(store(wVals_, j, v));
+  return ifThen(unary(ExprOp::Not, load(wMark_, j)), block(first), store(wVals_, j, v, true));
+}
+
+}  // namespace tessel::lower

@@ -1,0 +1,55 @@
+// The output side of lowering: resolving output positions as variables are bound,
+// appending coordinates, storing values, the workspace row, and the allocation code
+// of the assemble function (counts -> prefix sums -> arrays).
+#pragma once
+
+#include <vector>
+
+#include "ir/ir.h"
+#include "lower/lower_loops.h"
+#include "lower/output_plan.h"
+#include "lower/symbols.h"
+
+namespace tessel::lower {
+
+class OutputAssembly {
+ public:
+  OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols& sym);
+
+  /// Declarations and allocations before the loop nest.
+  std::vector<ir::Stmt> functionPrologue(Phase phase);
+  /// After the loop nest: (symbolic) prefix sums and array allocation; frees.
+  std::vector<ir::Stmt> functionEpilogue(Phase phase);
+
+  /// Resolve every output level whose variables are now bound (locate, append).
+  void resolve(Env& env, Phase phase, std::vector<ir::Stmt>& s);
+  /// All output levels have positions.
+  bool resolved(const Env& env) const;
+  /// Store (or accumulate, when a reduction encloses the output) a value.
+  ir::Stmt storeValue(const Env& env, const ir::Expr& v) const;
+
+  /// Wrap `inner` (the loops below the output's parent) in a workspace row.
+  ir::Stmt workspaceRegion(const Env& env, Phase phase, const ir::Stmt& inner);
+  /// Leaf inside a workspace row: mark the coordinate, accumulate the value.
+  ir::Stmt workspaceUpdate(const Env& env, Phase phase, const ir::Expr& v) const;
+
+ private:
+  int order() const { return p_.args[0].format.order(); }
+  const LevelFormat& level(int k) const { return sym_.level(0, k); }
+  int chainEnd(int k) const;
+  ir::Expr parentPos(const Env& env, int k) const;
+  bool denseAbove(int k) const;
+  std::vector<ir::Stmt> ensureCount(int k, const ir::Expr& index);
+  std::vector<ir::Stmt> assembleDense();
+  std::vector<ir::Stmt> assemblePatternCopy();
+  std::vector<ir::Stmt> assembleFromCounts();
+  ir::Stmt setField(const std::string& fieldName, int k, const std::string& value) const;
+
+  const Problem& p_;
+  const OutputPlan& plan_;
+  Symbols& sym_;
+  std::vector<ir::Expr> cnt_, cap_, n_, q_;  // per output level (symbolic counts, numeric counters)
+  ir::Expr wVals_, wMark_, wList_, wN_;
+};
+
+}  // namespace tessel::lower

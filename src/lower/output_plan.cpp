@@ -1,0 +1,104 @@
+// Choosing the output assembly strategy.
+#include "lower/output_plan.h"
+
+#include <algorithm>
+
+#include "tessel/error.h"
+
+namespace tessel::lower {
+
+namespace {
+
+/// True if `target` is a factor of e's product tree (so support(e) ⊆ support(target)).
+bool isFactor(const IndexExpr& e, const ExprNode* target) {
+  const ExprNode& n = e.node();
+  if (&n == target) return true;
+  switch (n.kind) {
+    case ExprKind::Mul: return isFactor(n.a, target) || isFactor(n.b, target);
+    case ExprKind::Neg: return isFactor(n.a, target);
+    case ExprKind::Div: return isFactor(n.a, target);
+    default: return false;
+  }
+}
+
+int findPatternSource(const Problem& p) {
+  const Format& of = p.args[0].format;
+  int m = of.order();
+  for (size_t a = 0; a < p.inputs.size(); a++) {
+    const AccessInfo& in = p.inputs[a];
+    const Format& f = p.args[in.arg].format;
+    if (f.order() < m || f.posWidth() != of.posWidth() || f.crdWidth() != of.crdWidth()) continue;
+    bool same = true;
+    for (int k = 0; k < m && same; k++)
+      same = f.level(k) == of.level(k) && in.levelVars[k] == p.output.levelVars[k] &&
+             f.levelIsUnique(k);
+    if (same && isFactor(p.assignment.rhs, in.node)) return static_cast<int>(a);
+  }
+  return -1;
+}
+
+}  // namespace
+
+std::string OutputPlan::describe() const {
+  switch (kind) {
+    case OutputKind::Dense: return "dense output";
+    case OutputKind::PatternCopy: return "output pattern copied from an input; values computed";
+    case OutputKind::Append: return "two-phase assembly: symbolic count, prefix sum, numeric fill";
+    case OutputKind::Workspace:
+      return "two-phase assembly through a dense workspace row (reduction before the output's last variable)";
+  }
+  return "";
+}
+
+OutputPlan planOutput(const Problem& p) {
+  OutputPlan plan;
+  const Format& of = p.args[0].format;
+  const auto& ovars = p.output.levelVars;
+  int lastOutDepth = -1, firstRedDepth = static_cast<int>(p.order.size());
+  for (auto& v : ovars) lastOutDepth = std::max(lastOutDepth, p.depthOf(v));
+  for (auto& v : reductionVars(p.assignment))
+    firstRedDepth = std::min(firstRedDepth, p.depthOf(v));
+  plan.scatter = firstRedDepth < lastOutDepth;
+
+  if (of.isAllDense()) return plan;
+  plan.patternSource = findPatternSource(p);
+  if (plan.patternSource >= 0) {
+    plan.kind = OutputKind::PatternCopy;
+    return plan;
+  }
+
+  // Levels that must be appended in order are those without random access.
+  int m = of.order();
+  for (int k = 0; k < m; k++) {
+    if (of.level(k) == LevelKind::Dense) continue;
+    int d = p.depthOf(ovars[k]);
+    if (d < firstRedDepth) {
+      plan.symbolicDepth = std::max(plan.symbolicDepth, d + 1);
+      continue;
+    }
+    // A reduction loop encloses this sparse level: only the last level can be
+    // gathered in a one-dimensional workspace, and only if its parents come first.
+    bool parentsFirst = true;
+    for (int j = 0; j < k; j++) parentsFirst &= p.depthOf(ovars[j]) < firstRedDepth;
+    if (k != m - 1 || !parentsFirst || of.level(k) != LevelKind::Compressed) {
+      throw FormatError(
+          "cannot assemble " + p.args[0].tensor->name + " (" + of.str() + "): level " +
+          std::to_string(k) + " (index variable " + ovars[k].name() +
+          ") is compressed but the reduction over " + p.order[firstRedDepth].name() +
+          " must run outside it; only the last level can be gathered in a workspace. "
+          "Make that level dense, or choose operand formats that allow " +
+          ovars[k].name() + " before " + p.order[firstRedDepth].name());
+    }
+    plan.kind = OutputKind::Workspace;
+    plan.workspaceLevel = k;
+    int parentDepth = -1;
+    for (int j = 0; j < k; j++) parentDepth = std::max(parentDepth, p.depthOf(ovars[j]));
+    plan.workspaceDepth = parentDepth + 1;
+    plan.symbolicDepth = d + 1;
+    return plan;
+  }
+  plan.kind = OutputKind::Append;
+  return plan;
+}
+
+}  // namespace tessel::lower

@@ -1,0 +1,35 @@
+// How the output is assembled:
+//  Dense        every level dense: allocate zeroed values, compute writes them.
+//  PatternCopy  the output's levels are an input's leading levels and that input is a
+//               factor of the whole product (SpTTV, SDDMM): copy its pos/crd arrays,
+//               compute values only.
+//  Append       entries are produced in order: a symbolic pass counts entries per
+//               parent position, a prefix sum gives pos, a numeric pass fills crd/vals.
+//  Workspace    a reduction variable is ordered before the last (sparse) output level
+//               (SpGEMM): a dense workspace row collects values and coordinates, which
+//               are sorted and appended (COMET's workspace transformation).
+#pragma once
+
+#include <string>
+
+#include "lower/problem.h"
+
+namespace tessel::lower {
+
+enum class OutputKind { Dense, PatternCopy, Append, Workspace };
+
+struct OutputPlan {
+  OutputKind kind = OutputKind::Dense;
+  int patternSource = -1;   ///< PatternCopy: index into Problem::inputs
+  int workspaceLevel = -1;  ///< Workspace: output level held in the workspace (the last)
+  int workspaceDepth = -1;  ///< Workspace: loop depth at which a workspace row starts
+  bool scatter = false;     ///< a reduction loop encloses the output's last variable
+  int symbolicDepth = 0;    ///< Append/Workspace: loops the symbolic pass needs
+  std::string describe() const;
+};
+
+/// Throws FormatError when the output cannot be assembled with these formats and
+/// this loop order (e.g. a sparse level that would need a multi-level workspace).
+OutputPlan planOutput(const Problem& p);
+
+}  // namespace tessel::lower

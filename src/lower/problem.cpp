@@ -1,0 +1,115 @@
+// Argument slots and access tables for an assignment.
+#include "lower/problem.h"
+
+#include <algorithm>
+#include <cctype>
+#include <set>
+
+#include "tessel/error.h"
+
+namespace tessel::lower {
+
+const AccessInfo& Problem::accessOf(const ExprNode* n) const {
+  if (n == output.node) return output;
+  return inputs.at(accessIndex(n));
+}
+
+int Problem::accessIndex(const ExprNode* n) const {
+  for (size_t i = 0; i < inputs.size(); i++)
+    if (inputs[i].node == n) return static_cast<int>(i);
+  throw InternalError("access not in problem");
+}
+
+int Problem::depthOf(const IndexVar& v) const {
+  for (size_t d = 0; d < order.size(); d++)
+    if (order[d] == v) return static_cast<int>(d);
+  throw InternalError("variable " + v.name() + " not in loop order");
+}
+
+bool Problem::isOutputVar(const IndexVar& v) const {
+  const auto& vs = output.node->vars;
+  return std::find(vs.begin(), vs.end(), v) != vs.end();
+}
+
+namespace {
+
+std::string cIdentifier(const std::string& name, std::set<std::string>& used) {
+  std::string s;
+  for (char c : name) s += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) s = "t_" + s;
+  std::string base = s;
+  for (int n = 2; used.count(s); n++) s = base + "_" + std::to_string(n);
+  used.insert(s);
+  return s;
+}
+
+std::vector<IndexVar> levelVarsOf(const ExprNode& n, const Format& f) {
+  std::vector<IndexVar> vs;
+  for (int k = 0; k < f.order(); k++) vs.push_back(n.vars[f.modeOfLevel(k)]);
+  return vs;
+}
+
+void collectAccesses(const IndexExpr& e, std::vector<const ExprNode*>& out) {
+  const ExprNode& n = e.node();
+  if (n.kind == ExprKind::Access) {
+    out.push_back(&n);
+    return;
+  }
+  if (n.a.defined()) collectAccesses(n.a, out);
+  if (n.b.defined()) collectAccesses(n.b, out);
+}
+
+}  // namespace
+
+Problem analyze(const Assignment& given) {
+  checkAssignment(given);
+  Problem p;
+  p.assignment = given;
+  const ExprNode& lhs = given.lhs.node();
+  std::set<std::string> used = {"tensors"};
+
+  TensorArg out;
+  out.tensor = lhs.tensor;
+  out.format = lhs.tensor->format;
+  out.isOutput = true;
+  out.cname = cIdentifier(lhs.tensor->name, used);
+  p.args.push_back(out);
+
+  if (given.accumulate) {
+    // A(..) += e  ==>  A(..) = A_old(..) + e, with A_old a snapshot taken at run time.
+    TensorBase old(lhs.tensor->name + "_old", lhs.tensor->type, lhs.tensor->dims,
+                   lhs.tensor->format);
+    Access oldAccess(old, lhs.vars);
+    p.assignment.rhs = oldAccess + given.rhs;
+    p.assignment.accumulate = false;
+    TensorArg snap;
+    snap.tensor = old.impl();
+    snap.format = old.format();
+    snap.snapshotOfOutput = true;
+    snap.cname = cIdentifier(old.name(), used);
+    p.args.push_back(snap);
+  }
+
+  std::vector<const ExprNode*> accesses;
+  collectAccesses(p.assignment.rhs, accesses);
+  for (const ExprNode* n : accesses) {
+    int slot = -1;
+    for (size_t s = 1; s < p.args.size(); s++)
+      if (p.args[s].tensor == n->tensor) slot = static_cast<int>(s);
+    if (slot < 0) {
+      TensorArg a;
+      a.tensor = n->tensor;
+      a.format = n->tensor->format;
+      a.cname = cIdentifier(n->tensor->name, used);
+      p.args.push_back(a);
+      slot = static_cast<int>(p.args.size()) - 1;
+    }
+    p.inputs.push_back(AccessInfo{n, slot, {}});
+  }
+  p.output = AccessInfo{&p.assignment.lhs.node(), 0, levelVarsOf(lhs, out.format)};
+  p.order = chooseLoopOrder(p);
+  for (auto& in : p.inputs) in.levelVars = levelVarsOf(*in.node, p.args[in.arg].format);
+  return p;
+}
+
+}  // namespace tessel::lower

@@ -1,0 +1,58 @@
+// The analyzed assignment that every lowering pass reads: kernel arguments, the
+// accesses with the index variable of each storage level, and the loop order.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessel/notation.h"
+#include "tessel/tensor.h"
+
+namespace tessel::lower {
+
+/// One kernel argument (`tensors[i]` in generated code).
+struct TensorArg {
+  std::shared_ptr<TensorImpl> tensor;
+  std::string cname;  ///< C identifier prefix
+  Format format;      ///< format the kernel reads (may differ from the tensor's: transposed)
+  bool isOutput = false;
+  bool snapshotOfOutput = false;  ///< `+=`: the output's values before the kernel runs
+  bool converted() const { return !isOutput && !snapshotOfOutput && !(format == tensor->format); }
+};
+
+/// One access B(i,j) of an argument, with the variable of each level (storage order).
+struct AccessInfo {
+  const ExprNode* node = nullptr;
+  int arg = 0;
+  std::vector<IndexVar> levelVars;
+};
+
+struct Problem {
+  Assignment assignment;  ///< `+=` rewritten to `A = A_old + rhs`
+  std::vector<TensorArg> args;  ///< args[0] is the output
+  AccessInfo output;
+  std::vector<AccessInfo> inputs;  ///< rhs accesses, left to right
+  std::vector<IndexVar> order;     ///< loop order, outermost first
+  std::vector<std::string> notes;  ///< decisions worth telling the user (auto-transpose)
+
+  const AccessInfo& accessOf(const ExprNode* n) const;
+  int accessIndex(const ExprNode* n) const;
+  /// Position of v in the loop order.
+  int depthOf(const IndexVar& v) const;
+  bool isOutputVar(const IndexVar& v) const;
+  Datatype outputType() const { return args[0].tensor->type; }
+};
+
+/// Build the problem: check the assignment, make argument slots, choose the loop
+/// order (iteration graph) — transposing an input when formats conflict.
+Problem analyze(const Assignment& a);
+
+/// Loop order respecting every access's mode order (hard: levels without random
+/// access; soft: dense levels). Throws FormatError naming the conflicting tensors
+/// when `allowTranspose` is false or transposing one input does not help; otherwise
+/// may change args[].format of one input and record a note.
+std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose = true);
+
+}  // namespace tessel::lower

@@ -1,0 +1,71 @@
+// Names and array variables of a generated function, and the lowering environment
+// (which variables are bound, which level positions are resolved).
+#pragma once
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "ir/ir.h"
+#include "lower/level_format.h"
+#include "lower/problem.h"
+
+namespace tessel::lower {
+
+/// A resolved level of an access: its position and, for non-unique levels, the
+/// segment of positions that share the coordinate.
+struct LevelState {
+  ir::Expr pos, segBegin, segEnd;
+};
+
+/// What is known at a point of the loop nest.
+struct Env {
+  std::map<uint64_t, ir::Expr> bound;         ///< index variable id -> C variable
+  std::vector<std::vector<LevelState>> in;    ///< per input access, resolved levels
+  std::vector<LevelState> out;                ///< resolved output levels
+  ir::Expr acc;                               ///< numeric: scalar accumulator in use
+  bool inWorkspace = false;
+};
+
+/// Accesses in an expression, left to right.
+std::vector<const ExprNode*> accessesIn(const IndexExpr& e);
+
+class Symbols {
+ public:
+  /// `outputArraysLoaded`: the output's pos/crd arrays exist (numeric phase).
+  Symbols(const Problem& p, bool outputArraysLoaded);
+
+  /// Declarations of tensor pointers, level dims, pos/crd/vals arrays.
+  std::vector<ir::Stmt> prologue() const;
+  /// A C name not used before in this function.
+  std::string fresh(const std::string& base);
+
+  ir::Expr indexVar(const IndexVar& v) const;
+  ir::Expr extent(const IndexVar& v) const;
+  LevelArrays arrays(int arg, int k) const { return arrays_.at(arg).at(k); }
+  ir::Expr vals(int arg) const { return vals_.at(arg); }
+  /// C name of the `tessel_tensor_t*` of an argument.
+  const std::string& tensorName(int arg) const { return tensorNames_.at(arg); }
+  /// Position variable of input access `access` at level k.
+  ir::Expr iterPos(int access, int k) const { return iterPos_.at(access).at(k); }
+  const LevelFormat& level(int arg, int k) const { return *levels_.at(arg).at(k); }
+  /// Arithmetic type of the right-hand side (Float64, Float32 or Int64).
+  Datatype computeType() const;
+  Datatype outputType() const { return p_.outputType(); }
+
+ private:
+  const Problem& p_;
+  bool outputLoaded_;
+  std::set<std::string> used_;
+  std::map<uint64_t, ir::Expr> indexVars_;
+  std::map<uint64_t, ir::Expr> extents_;
+  std::vector<std::string> tensorNames_;
+  std::vector<std::vector<LevelArrays>> arrays_;
+  std::vector<ir::Expr> vals_;
+  std::vector<std::vector<ir::Expr>> iterPos_;
+  std::vector<std::vector<std::unique_ptr<LevelFormat>>> levels_;
+};
+
+}  // namespace tessel::lower

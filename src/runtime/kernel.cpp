@@ -1,0 +1,118 @@
+// Kernel: lower -> emit C -> JIT, and running a compiled kernel on tensors.
+#include "tessel/kernel.h"
+
+#include <chrono>
+#include <cstdlib>
+
+#include "codegen/codegen_c.h"
+#include "lower/lower.h"
+#include "tessel/error.h"
+#include "tessel/runtime_abi.h"
+#include "tessel/tensor.h"
+
+namespace tessel {
+
+struct Kernel::Impl {
+  std::vector<lower::TensorArg> args;  // as compiled
+  tessel_kernel_fn assemble = nullptr;
+  tessel_kernel_fn compute = nullptr;
+};
+
+Kernel::~Kernel() = default;
+
+namespace {
+
+double secondsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+/// Free an output's arrays before it is assembled again; dims and order stay.
+void releaseArrays(tessel_tensor_t& t) {
+  for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
+    std::free(t.pos[k]);
+    std::free(t.crd[k]);
+    t.pos[k] = t.crd[k] = nullptr;
+    t.pos_size[k] = t.crd_size[k] = 0;
+  }
+  std::free(t.vals);
+  t.vals = nullptr;
+  t.vals_size = 0;
+}
+
+void check(int rc, const std::string& phase, const std::string& output) {
+  if (rc == TESSEL_OK) return;
+  if (rc == TESSEL_ERR_OVERFLOW)
+    throw OverflowError(phase + " of " + output +
+                        ": a size does not fit the output format's index width (use 64-bit positions)");
+  if (rc == TESSEL_ERR_NOMEM) throw Error(phase + " of " + output + ": out of memory");
+  throw InternalError(phase + " of " + output + " returned " + std::to_string(rc));
+}
+
+}  // namespace
+
+std::string Kernel::emitC(const Assignment& a) {
+  return codegen::emitC(lower::lower(a).module);
+}
+
+std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const JitOptions& jit) {
+  auto t0 = std::chrono::steady_clock::now();
+  lower::LoweredKernel lk = lower::lower(a);
+  std::shared_ptr<Kernel> k(new Kernel());
+  k->source_ = codegen::emitC(lk.module);
+  k->module_ = jitCompile(k->source_, jit);
+  k->impl_ = std::make_unique<Impl>();
+  k->impl_->args = lk.problem.args;
+  k->impl_->assemble = reinterpret_cast<tessel_kernel_fn>(k->module_->symbol("tessel_assemble"));
+  k->impl_->compute = reinterpret_cast<tessel_kernel_fn>(k->module_->symbol("tessel_compute"));
+  k->compileSeconds_ = secondsSince(t0);
+  return k;
+}
+
+RunTimes Kernel::run(const Assignment& a) const {
+  lower::Problem p = lower::analyze(a);
+  const auto& compiled = impl_->args;
+  if (p.args.size() != compiled.size())
+    throw UserError("kernel was compiled for a different expression: " + a.str());
+  for (size_t s = 0; s < p.args.size(); s++)
+    if (!(p.args[s].format == compiled[s].format) || p.args[s].tensor->type != compiled[s].tensor->type)
+      throw UserError("kernel was compiled for other formats or types than " + p.args[s].tensor->name + "'s");
+
+  std::vector<TensorBase> temps;  // converted inputs and the += snapshot (storage is heap-held)
+  std::vector<tessel_tensor_t*> ptrs(p.args.size());
+  TensorBase output(p.args[0].tensor);
+  for (size_t s = 1; s < p.args.size(); s++) {
+    const lower::TensorArg& arg = p.args[s];
+    TensorBase t(arg.tensor);
+    if (arg.snapshotOfOutput) {
+      if (!output.impl()->pendingCoords.empty()) output.pack();
+      temps.push_back(output.convert(output.format(), t.name()));
+      ptrs[s] = &temps.back().raw();
+      continue;
+    }
+    if (!t.impl()->pendingCoords.empty()) t.pack();
+    if (arg.converted()) {
+      temps.push_back(t.convert(arg.format, t.name() + "_converted"));
+      ptrs[s] = &temps.back().raw();
+    } else {
+      ptrs[s] = &t.raw();
+    }
+  }
+  output.impl()->pendingCoords.clear();
+  output.impl()->pendingVals.clear();
+  releaseArrays(output.raw());
+  ptrs[0] = &output.raw();
+
+  RunTimes times;
+  auto t0 = std::chrono::steady_clock::now();
+  int rc = impl_->assemble(ptrs.data());
+  if (rc != TESSEL_OK) releaseArrays(output.raw());
+  check(rc, "assembly", output.name());
+  times.assembleSeconds = secondsSince(t0);
+  t0 = std::chrono::steady_clock::now();
+  check(impl_->compute(ptrs.data()), "compute", output.name());
+  times.computeSeconds = secondsSince(t0);
+  output.impl()->packed = true;
+  return times;
+}
+
+}  // namespace tessel

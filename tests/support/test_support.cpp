@@ -1,0 +1,2 @@
+// Shared helpers for tests.
+#include "support/test_support.h"
