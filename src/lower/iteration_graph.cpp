@@ -87,24 +87,46 @@ std::string describeNeeds(const Problem& p, int access, const std::vector<Edge>&
 
 }  // namespace
 
-std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose) {
-  std::vector<IndexVar> all = freeVars(p.assignment);
-  for (auto& v : reductionVars(p.assignment)) all.push_back(v);
+namespace {
 
-  auto build = [&](int skipAccess, std::vector<Edge>& hard, std::vector<Edge>& soft) {
+/// Mode order that makes access `in` iterable in loop order `order`.
+std::vector<int> modesInLoopOrder(const AccessInfo& in, const std::vector<IndexVar>& order) {
+  std::vector<int> modes(in.node->vars.size());
+  for (size_t m = 0; m < modes.size(); m++) modes[m] = static_cast<int>(m);
+  auto depth = [&](int m) { return std::find(order.begin(), order.end(), in.node->vars[m]) - order.begin(); };
+  std::stable_sort(modes.begin(), modes.end(), [&](int x, int y) { return depth(x) < depth(y); });
+  return modes;
+}
+
+/// True if loop order `o` satisfies every hard edge of input access `a`.
+bool respects(const std::vector<Edge>& hard, int a, const std::vector<IndexVar>& o) {
+  auto at = [&](const IndexVar& v) { return std::find(o.begin(), o.end(), v) - o.begin(); };
+  for (auto& e : hard)
+    if (e.access == a && at(e.from) > at(e.to)) return false;
+  return true;
+}
+
+}  // namespace
+
+std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose, bool outputVarsFirst) {
+  std::vector<IndexVar> all = freeVars(p.assignment);
+  auto reds = reductionVars(p.assignment);
+  for (auto& v : reds) all.push_back(v);
+
+  // skip: -2 keeps every input's edges, -1 drops all inputs' hard edges, a >= 0 drops input a's.
+  auto build = [&](int skip, std::vector<Edge>& hard, std::vector<Edge>& soft) {
     hard.clear();
     soft.clear();
     levelEdges(varsOf(*p.output.node, p.args[0].format), p.args[0].format, -1, hard, soft);
     for (size_t a = 0; a < p.inputs.size(); a++) {
-      if (static_cast<int>(a) == skipAccess) continue;
       const Format& f = p.args[p.inputs[a].arg].format;
-      levelEdges(varsOf(*p.inputs[a].node, f), f, static_cast<int>(a), hard, soft);
+      std::vector<Edge> h;
+      levelEdges(varsOf(*p.inputs[a].node, f), f, static_cast<int>(a), h, soft);
+      if (skip == -2 || (skip >= 0 && skip != static_cast<int>(a))) hard.insert(hard.end(), h.begin(), h.end());
     }
-    if (!p.args[0].format.isAllDense()) {
-      auto reds = reductionVars(p.assignment);
+    if (!p.args[0].format.isAllDense())
       for (auto& o : p.output.node->vars)
-        for (auto& r : reds) soft.push_back({o, r, -1});
-    }
+        for (auto& r : reds) (outputVarsFirst ? hard : soft).push_back({o, r, -1});
   };
 
   std::vector<Edge> hard, soft;
@@ -123,33 +145,34 @@ std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose) {
     msg += std::string(firstLine ? " " : "; ") + describeNeeds(p, a, hard, stuck);
     firstLine = false;
   }
+  if (!allowTranspose) throw FormatError(msg);
 
-  if (allowTranspose) {
-    // Transposing one input (last first) may make the graph acyclic.
-    for (int a = static_cast<int>(p.inputs.size()) - 1; a >= 0; a--) {
-      std::vector<Edge> h2, s2;
-      build(a, h2, s2);
-      std::vector<IndexVar> o2 = topoOrder(all, h2, s2);
-      if (o2.empty()) continue;
-      AccessInfo& in = p.inputs[a];
-      const TensorArg& old = p.args[in.arg];
-      std::vector<int> modes(in.node->vars.size());
-      for (size_t m = 0; m < modes.size(); m++) modes[m] = static_cast<int>(m);
-      auto depth = [&](int m) {
-        return std::find(o2.begin(), o2.end(), in.node->vars[m]) - o2.begin();
-      };
-      std::stable_sort(modes.begin(), modes.end(), [&](int x, int y) { return depth(x) < depth(y); });
-      TensorArg t = old;
-      t.format = Format(old.format.levels(), modes, old.format.posWidth(), old.format.crdWidth());
-      t.cname = old.cname + "_t";
-      p.args.push_back(t);
-      in.arg = static_cast<int>(p.args.size()) - 1;
-      p.notes.push_back(msg + ". tessel transposes " + old.tensor->name + " from " +
-                        old.format.str() + " to " + t.format.str() + " before each run.");
-      return o2;
-    }
+  std::vector<Edge> allHard = hard;
+  auto transpose = [&](int a, const std::vector<IndexVar>& o) {
+    AccessInfo& in = p.inputs[a];
+    TensorArg t = p.args[in.arg];
+    Format old = t.format;
+    t.format = Format(old.levels(), modesInLoopOrder(in, o), old.posWidth(), old.crdWidth());
+    t.cname = t.cname + "_t";
+    p.args.push_back(t);
+    in.arg = static_cast<int>(p.args.size()) - 1;
+    p.notes.push_back(msg + ". tessel transposes " + t.tensor->name + " from " + old.str() + " to " +
+                      t.format.str() + " before each run.");
+  };
+  // First try transposing a single input (the last first), then every conflicting one.
+  for (int a = static_cast<int>(p.inputs.size()) - 1; a >= 0; a--) {
+    build(a, hard, soft);
+    std::vector<IndexVar> o = topoOrder(all, hard, soft);
+    if (o.empty()) continue;
+    transpose(a, o);
+    return o;
   }
-  throw FormatError(msg);
+  build(-1, hard, soft);
+  std::vector<IndexVar> o = topoOrder(all, hard, soft);
+  if (o.empty()) throw FormatError(msg);
+  for (int a = 0; a < static_cast<int>(p.inputs.size()); a++)
+    if (!respects(allHard, a, o)) transpose(a, o);
+  return o;
 }
 
 }  // namespace tessel::lower

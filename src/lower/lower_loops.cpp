@@ -167,12 +167,14 @@ class LoopLowerer {
     return chain;
   }
 
-  /// Segment end of a non-unique iterator (positions sharing its coordinate).
-  Stmt segment(const IterVars& it) const {
+  /// Segment end of a non-unique iterator: the positions after it that share its
+  /// coordinate (scanned only when it matches the loop coordinate v).
+  Stmt segment(const IterVars& it, const Expr& v) const {
     if (it.unique) return block({});
     return block({decl(it.seg, add(it.pos, intImm(1))),
-                  whileLoop(land(lt(it.seg, it.end), eq(it.crdAtSeg, it.crd)),
-                            assign(it.seg, add(it.seg, intImm(1))))});
+                  ifThen(eq(it.crd, v),
+                         whileLoop(land(lt(it.seg, it.end), eq(it.crdAtSeg, it.crd)),
+                                   assign(it.seg, add(it.seg, intImm(1)))))});
   }
 
   Stmt advance(const IterVars& it, const Expr& v) const {
@@ -218,7 +220,7 @@ class LoopLowerer {
       for (int a : its) {
         body.push_back(decl(iv[a].crd, extent));
         body.push_back(ifThen(lt(iv[a].pos, iv[a].end), assign(iv[a].crd, crdOf(a, iv[a].pos))));
-        if (!iv[a].unique) body.push_back(ifThen(eq(iv[a].crd, vv), segment(iv[a])));
+        body.push_back(segment(iv[a], vv));
       }
       body.push_back(caseChain(d, L.points, env, iv, vv));
       for (int a : its) body.push_back(advance(iv[a], vv));
@@ -252,7 +254,7 @@ class LoopLowerer {
       }
       body.push_back(decl(vv, minCrd));
       for (int a : pt.iterators)
-        if (!iv[a].unique) body.push_back(ifThen(eq(iv[a].crd, vv), segment(iv[a])));
+        body.push_back(segment(iv[a], vv));
       body.push_back(caseChain(d, L.subLattice(pt), env, iv, vv));
       for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
       s.push_back(whileLoop(cond, block(body)));

@@ -1,6 +1,8 @@
 // Argument slots and access tables for an assignment.
 #include "lower/problem.h"
 
+#include "lower/output_plan.h"
+
 #include <algorithm>
 #include <cctype>
 #include <set>
@@ -107,9 +109,26 @@ Problem analyze(const Assignment& given) {
     p.inputs.push_back(AccessInfo{n, slot, {}});
   }
   p.output = AccessInfo{&p.assignment.lhs.node(), 0, levelVarsOf(lhs, out.format)};
+  Problem before = p;
   p.order = chooseLoopOrder(p);
   for (auto& in : p.inputs) in.levelVars = levelVarsOf(*in.node, p.args[in.arg].format);
-  return p;
+  try {
+    planOutput(p);
+    return p;
+  } catch (const FormatError& original) {
+    // The sparse output cannot be assembled in this order; put its variables before
+    // the reductions, transposing inputs as needed. If that fails too, report the
+    // original problem.
+    try {
+      Problem q = before;
+      q.order = chooseLoopOrder(q, true, true);
+      for (auto& in : q.inputs) in.levelVars = levelVarsOf(*in.node, q.args[in.arg].format);
+      planOutput(q);
+      return q;
+    } catch (const FormatError&) {
+      throw original;
+    }
+  }
 }
 
 }  // namespace tessel::lower

@@ -50,9 +50,12 @@ struct Problem {
 Problem analyze(const Assignment& a);
 
 /// Loop order respecting every access's mode order (hard: levels without random
-/// access; soft: dense levels). Throws FormatError naming the conflicting tensors
-/// when `allowTranspose` is false or transposing one input does not help; otherwise
-/// may change args[].format of one input and record a note.
-std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose = true);
+/// access; soft: dense levels). When the formats conflict it transposes inputs (one,
+/// else all that conflict): each gets a new argument slot with a permuted mode order,
+/// converted at run time, and a note. Throws FormatError naming the conflicting
+/// tensors when `allowTranspose` is false or nothing helps. `outputVarsFirst` makes
+/// "sparse output variables before reductions" a hard constraint.
+std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose = true,
+                                      bool outputVarsFirst = false);
 
 }  // namespace tessel::lower

@@ -1,2 +1,84 @@
 // Shared helpers for tests.
 #include "support/test_support.h"
+
+#include <filesystem>
+#include <set>
+
+#ifndef TESSEL_DATA_DIR
+#define TESSEL_DATA_DIR "../shared/data"
+#endif
+
+namespace tessel::testing {
+
+CooData randomCoo(const std::vector<int64_t>& dims, double density, std::mt19937_64& rng,
+                  bool duplicates, bool integers) {
+  CooData c;
+  c.dims = dims;
+  int64_t total = 1;
+  for (auto d : dims) total *= d;
+  std::uniform_real_distribution<double> u(0, 1), val(-2, 2);
+  std::uniform_int_distribution<int> ival(-3, 3);
+  std::vector<int64_t> coord(dims.size());
+  for (int64_t lin = 0; lin < total; lin++) {
+    if (u(rng) >= density) continue;
+    int64_t r = lin;
+    for (int m = static_cast<int>(dims.size()) - 1; m >= 0; m--) {
+      coord[m] = r % dims[m];
+      r /= dims[m];
+    }
+    int copies = duplicates && u(rng) < 0.3 ? 2 : 1;
+    for (int k = 0; k < copies; k++) c.add(coord, integers ? ival(rng) : val(rng));
+  }
+  // Shuffle so packing sees unsorted input.
+  std::vector<size_t> perm(c.values.size());
+  for (size_t i = 0; i < perm.size(); i++) perm[i] = i;
+  std::shuffle(perm.begin(), perm.end(), rng);
+  CooData s;
+  s.dims = dims;
+  std::vector<int64_t> cs(dims.size());
+  for (size_t e : perm) {
+    for (size_t m = 0; m < dims.size(); m++) cs[m] = c.coords[e * dims.size() + m];
+    s.add(cs, c.values[e]);
+  }
+  return s;
+}
+
+TensorBase makeTensor(const std::string& name, const CooData& data, const Format& f, Datatype type) {
+  TensorBase t(name, type, data.dims, f);
+  t.setFromCoo(data);
+  return t;
+}
+
+::testing::AssertionResult matchesReference(const std::string& expr, const std::vector<Operand>& inputs,
+                                            const Format& outFormat, Datatype outType, double tol) {
+  std::vector<TensorUse> uses = scanTensors(expr);
+  std::map<std::string, TensorBase> tensors;
+  for (auto& in : inputs) tensors[in.name] = makeTensor(in.name, in.data, in.format, in.type);
+  // Output dims: from the input mode indexed by the same variable name.
+  std::map<std::string, TensorBase> probe = tensors;
+  std::vector<int64_t> outDims(uses[0].order, 1);
+  probe[uses[0].name] = TensorBase(uses[0].name, outType, outDims, DenseFormat(uses[0].order));
+  Assignment pa = parseAssignment(expr, probe);
+  const auto& lhsVars = pa.lhs.node().vars;
+  for (size_t m = 0; m < lhsVars.size(); m++)
+    for (const ExprNode* n : rhsAccesses(pa))
+      for (size_t q = 0; q < n->vars.size(); q++)
+        if (n->vars[q].name() == lhsVars[m].name()) outDims[m] = n->tensor->dims[q];
+  TensorBase out(uses[0].name, outType, outDims, outFormat);
+  tensors[uses[0].name] = out;
+  Assignment a = parseAssignment(expr, tensors);
+  CooData expected = referenceEvaluate(a);
+  Kernel::compile(a)->run(a);
+  std::string why;
+  if (!tensorsClose(expected, out.toCoo(), tol, tol, &why))
+    return ::testing::AssertionFailure() << expr << " with output format " << outFormat.str() << ": " << why
+                                         << "\n" << Kernel::emitC(a);
+  return ::testing::AssertionSuccess();
+}
+
+std::string dataDir() {
+  std::string d = TESSEL_DATA_DIR;
+  return std::filesystem::is_directory(d) ? d : "";
+}
+
+}  // namespace tessel::testing

@@ -1,1 +1,42 @@
+// Shared helpers for tests: random data, tensors from coordinates, and the
+// differential check of a compiled kernel against the reference evaluator.
 #pragma once
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "tessel/tessel.h"
+
+namespace tessel::testing {
+
+/// Entries with probability `density` per coordinate (or exactly `nnz` when >= 0),
+/// values in [-2, 2) (integers when `integers`), optionally with duplicated coordinates.
+CooData randomCoo(const std::vector<int64_t>& dims, double density, std::mt19937_64& rng,
+                  bool duplicates = false, bool integers = false);
+
+/// A tensor of datatype `type` and format `f` holding `data`.
+TensorBase makeTensor(const std::string& name, const CooData& data, const Format& f,
+                      Datatype type = Datatype::Float64);
+
+struct Operand {
+  std::string name;
+  CooData data;
+  Format format;
+  Datatype type = Datatype::Float64;
+};
+
+/// Parses `expr`, binds the inputs and an output of `outFormat` (dims from the
+/// index variables), compiles and runs it, and compares with the reference evaluator.
+::testing::AssertionResult matchesReference(const std::string& expr, const std::vector<Operand>& inputs,
+                                            const Format& outFormat,
+                                            Datatype outType = Datatype::Float64,
+                                            double tol = 1e-9);
+
+/// The shared data directory (../shared/data), or "" if missing.
+std::string dataDir();
+
+}  // namespace tessel::testing

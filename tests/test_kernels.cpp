@@ -1,0 +1,189 @@
+// Differential tests of the papers' kernels against the reference evaluator, over
+// several formats of each operand and of the output.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+std::mt19937_64 rng(20261121);
+
+CooData rnd(std::vector<int64_t> dims, double density, bool dups = false) {
+  return randomCoo(dims, density, rng, dups);
+}
+
+Format F(const std::string& s) { return Format::parse(s); }
+
+}  // namespace
+
+TEST(Kernels, SpMV) {
+  auto B = rnd({37, 23}, 0.15, true);
+  auto c = rnd({23}, 1.0);
+  auto cs = rnd({23}, 0.4);
+  for (auto bf : {"ds", "ds:1,0", "ss", "ss:1,0", "uq", "uq:1,0", "dd", "sd"})
+    for (auto cf : {"d", "s"}) {
+      SCOPED_TRACE(std::string("B:") + bf + " c:" + cf);
+      EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j)", {{"B", B, F(bf)}, {"c", cf == std::string("d") ? c : cs, F(cf)}}, F("d")));
+    }
+  EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j)", {{"B", B, F("ds")}, {"c", c, F("d")}}, F("s")));
+}
+
+TEST(Kernels, SpMM) {
+  auto B = rnd({19, 31}, 0.1, true);
+  auto C = rnd({31, 8}, 1.0);
+  for (auto bf : {"ds", "ds:1,0", "ss", "uq"})
+    for (auto of : {"dd", "dd:1,0", "ds", "ss"}) {
+      SCOPED_TRACE(std::string("B:") + bf + " A:" + of);
+      EXPECT_TRUE(matchesReference("A(i,j) = B(i,k) * C(k,j)", {{"B", B, F(bf)}, {"C", C, F("dd")}}, F(of)));
+    }
+  EXPECT_TRUE(matchesReference("A(i,j) = B(i,k) * C(k,j)", {{"B", B, F("ds")}, {"C", C, F("dd:1,0")}}, F("dd")));
+}
+
+TEST(Kernels, SpAdd3) {
+  auto B = rnd({21, 17}, 0.2), C = rnd({21, 17}, 0.2), D = rnd({21, 17}, 0.05);
+  for (auto of : {"ds", "dd", "ss", "uq", "ds:1,0"})
+    for (auto inf : {"ds", "ss", "uq"}) {
+      SCOPED_TRACE(std::string("in:") + inf + " out:" + of);
+      EXPECT_TRUE(matchesReference("A(i,j) = B(i,j) + C(i,j) + D(i,j)",
+                                   {{"B", B, F(inf)}, {"C", C, F(inf)}, {"D", D, F("ds")}}, F(of)));
+    }
+  EXPECT_TRUE(matchesReference("A(i,j) = B(i,j) - C(i,j) + D(i,j)",
+                               {{"B", B, F("ds")}, {"C", C, F("ds")}, {"D", D, F("dd")}}, F("ds")));
+}
+
+TEST(Kernels, SDDMM) {
+  auto B = rnd({25, 19}, 0.15), C = rnd({25, 6}, 1.0), D = rnd({6, 19}, 1.0);
+  for (auto bf : {"ds", "ss", "uq"})
+    for (auto of : {"ds", "dd", "ss", "uq"}) {
+      SCOPED_TRACE(std::string("B:") + bf + " A:" + of);
+      EXPECT_TRUE(matchesReference("A(i,j) = B(i,j) * C(i,k) * D(k,j)",
+                                   {{"B", B, F(bf)}, {"C", C, F("dd")}, {"D", D, F("dd")}}, F(of)));
+    }
+  EXPECT_TRUE(matchesReference("A(i,j) = B(i,j) * C(i,k) * D(k,j)",
+                               {{"B", B, F("ds")}, {"C", C, F("dd")}, {"D", D, F("dd:1,0")}}, F("ds")));
+}
+
+TEST(Kernels, SpTTV) {
+  auto B = rnd({9, 11, 13}, 0.08, true), c = rnd({13}, 1.0), cs = rnd({13}, 0.5);
+  for (auto bf : {"dss", "sss", "uqq", "dds", "dsd", "sss:1,0,2"})
+    for (auto of : {"ds", "ss", "dd", "uq"}) {
+      SCOPED_TRACE(std::string("B:") + bf + " A:" + of);
+      EXPECT_TRUE(matchesReference("A(i,j) = B(i,j,k) * c(k)", {{"B", B, F(bf)}, {"c", c, F("d")}}, F(of)));
+    }
+  EXPECT_TRUE(matchesReference("A(i,j) = B(i,j,k) * c(k)", {{"B", B, F("dss")}, {"c", cs, F("s")}}, F("ds")));
+}
+
+TEST(Kernels, SpMTTKRP) {
+  auto B = rnd({8, 9, 10}, 0.1), C = rnd({9, 5}, 1.0), D = rnd({10, 5}, 1.0);
+  for (auto bf : {"dss", "sss", "uqq", "ddd"})
+    for (auto of : {"dd", "ds"}) {
+      SCOPED_TRACE(std::string("B:") + bf + " A:" + of);
+      EXPECT_TRUE(matchesReference("A(i,l) = B(i,j,k) * C(j,l) * D(k,l)",
+                                   {{"B", B, F(bf)}, {"C", C, F("dd")}, {"D", D, F("dd")}}, F(of)));
+    }
+}
+
+TEST(Kernels, TTM) {
+  auto B = rnd({7, 8, 9}, 0.1), C = rnd({9, 4}, 1.0);
+  for (auto bf : {"dss", "sss", "ddd"})
+    for (auto of : {"ddd", "dsd", "dds"}) {
+      SCOPED_TRACE(std::string("B:") + bf + " A:" + of);
+      EXPECT_TRUE(matchesReference("A(i,j,l) = B(i,j,k) * C(k,l)", {{"B", B, F(bf)}, {"C", C, F("dd")}}, F(of)));
+    }
+}
+
+TEST(Kernels, InnerProductAndScalars) {
+  auto B = rnd({13, 14}, 0.3), C = rnd({13, 14}, 0.3);
+  for (auto bf : {"ds", "ss", "uq", "dd", "ds:1,0"})
+    for (auto cf : {"ds", "dd", "ss"}) {
+      SCOPED_TRACE(std::string("B:") + bf + " C:" + cf);
+      EXPECT_TRUE(matchesReference("a = B(i,j) * C(i,j)", {{"B", B, F(bf)}, {"C", C, F(cf)}}, F("")));
+    }
+  EXPECT_TRUE(matchesReference("a = B(i,j)", {{"B", B, F("ds")}}, F("")));
+  EXPECT_TRUE(matchesReference("a = 2 * B(i,j) + 1", {{"B", B, F("ds")}}, F("")));
+}
+
+TEST(Kernels, GEMM) {
+  auto B = rnd({12, 10}, 1.0), C = rnd({10, 9}, 1.0);
+  for (auto bf : {"dd", "dd:1,0"})
+    for (auto cf : {"dd", "dd:1,0"}) {
+      SCOPED_TRACE(std::string("B:") + bf + " C:" + cf);
+      EXPECT_TRUE(matchesReference("A(i,j) = B(i,k) * C(k,j)", {{"B", B, F(bf)}, {"C", C, F(cf)}}, F("dd")));
+    }
+}
+
+TEST(Kernels, SpGEMMSparseOutput) {
+  auto B = rnd({23, 19}, 0.12), C = rnd({19, 27}, 0.12);
+  for (auto bf : {"ds", "ss"})
+    for (auto cf : {"ds", "ss"})
+      for (auto of : {"ds", "ss", "dd"}) {
+        SCOPED_TRACE(std::string("B:") + bf + " C:" + cf + " A:" + of);
+        EXPECT_TRUE(matchesReference("A(i,j) = B(i,k) * C(k,j)", {{"B", B, F(bf)}, {"C", C, F(cf)}}, F(of)));
+      }
+}
+
+TEST(Kernels, NestedLatticeMixes) {
+  auto B = rnd({15, 16}, 0.3), C = rnd({15, 16}, 0.3), D = rnd({15, 16}, 0.3), c = rnd({16}, 1.0);
+  std::vector<Operand> ops = {{"B", B, F("ds")}, {"C", C, F("ss")}, {"D", D, F("uq")}, {"c", c, F("d")}};
+  for (auto e : {"A(i,j) = B(i,j) * (C(i,j) + D(i,j))", "A(i,j) = (B(i,j) + C(i,j)) * (C(i,j) - D(i,j))",
+                 "A(i,j) = B(i,j) + c(j)", "A(i,j) = -B(i,j) * c(j) + C(i,j)", "A(i,j) = B(i,j) / c(j)",
+                 "A(i,j) = B(i,j) * c(j) / 3 - 2 * D(i,j)", "A(i,j) = c(j)", "a(i) = B(i,j) * (c(j) + C(i,j))"})
+    for (auto of : {"dd", "ds", "ss"}) {
+      auto text = std::string(e);
+      SCOPED_TRACE(text + " A:" + of);
+      std::string outFormat = text[0] == 'a' ? std::string(of).substr(0, 1) : of;
+      EXPECT_TRUE(matchesReference(text, ops, F(outFormat)));
+    }
+}
+
+TEST(Kernels, AccumulateAssign) {
+  auto B = rnd({9, 8}, 0.3), c = rnd({8}, 1.0), A0 = rnd({9, 8}, 0.2);
+  for (auto of : {"dd", "ds"}) {
+    TensorBase A = makeTensor("A", A0, F(of));
+    TensorBase Bt = makeTensor("B", B, F("ds")), ct = makeTensor("c", c, F("d"));
+    IndexVar i("i"), j("j");
+    A(i, j) += Bt(i, j) * ct(j);
+    CooData expected = referenceEvaluate(A.assignment());
+    A.evaluate();
+    std::string why;
+    EXPECT_TRUE(tensorsClose(expected, A.toCoo(), 1e-12, 1e-12, &why)) << of << ": " << why;
+  }
+}
+
+TEST(Kernels, EmptyAndDegenerate) {
+  std::vector<std::vector<int64_t>> shapes = {{0, 5}, {5, 0}, {1, 1}, {6, 6}};
+  for (auto& s : shapes)
+    for (double density : {0.0, 1.0}) {
+      auto B = rnd(s, density), C = rnd(s, density);
+      auto c = rnd({s[1]}, density);
+      for (auto f : {"ds", "ss", "uq", "dd"}) {
+        SCOPED_TRACE(std::string(f) + " " + std::to_string(s[0]) + "x" + std::to_string(s[1]));
+        EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j)", {{"B", B, F(f)}, {"c", c, F("s")}}, F("d")));
+        EXPECT_TRUE(matchesReference("A(i,j) = B(i,j) + C(i,j)", {{"B", B, F(f)}, {"C", C, F("ds")}}, F(f)));
+        EXPECT_TRUE(matchesReference("A(i,j) = B(i,k) * C(k,j)", {{"B", B, F(f)}, {"C", rnd({s[1], s[1]}, density), F("ds")}}, F("ds")));
+      }
+    }
+}
+
+TEST(Kernels, IntegerAndFloatTypes) {
+  auto B = randomCoo({10, 12}, 0.3, rng, false, true), c = randomCoo({12}, 1.0, rng, false, true);
+  for (auto t : {Datatype::Int32, Datatype::Int64, Datatype::Float32}) {
+    SCOPED_TRACE(datatypeName(t));
+    EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j)", {{"B", B, F("ds"), t}, {"c", c, F("d"), t}}, F("d"), t, 1e-5));
+    EXPECT_TRUE(matchesReference("A(i,j) = B(i,j) / c(j)", {{"B", B, F("ds"), t}, {"c", c, F("d"), t}}, F("ds"), t, 1e-5));
+  }
+}
+
+TEST(Kernels, HigherOrder) {
+  auto B = rnd({3, 4, 3, 5, 2}, 0.2), C = rnd({3, 4, 3, 5, 2}, 0.2);
+  for (auto bf : {"ddsss", "sssss", "uqqqq", "dsdsd"})
+    for (auto of : {"ddddd", "sssss", "ddsss"}) {
+      SCOPED_TRACE(std::string(bf) + " -> " + of);
+      EXPECT_TRUE(matchesReference("A(i,j,k,l,m) = B(i,j,k,l,m) + C(i,j,k,l,m)", {{"B", B, F(bf)}, {"C", C, F("sssss")}}, F(of)));
+      EXPECT_TRUE(matchesReference("A(i,j,k,l,m) = B(i,j,k,l,m) * C(i,j,k,l,m)", {{"B", B, F(bf)}, {"C", C, F("sssss")}}, F(of)));
+    }
+  EXPECT_TRUE(matchesReference("a(m) = B(i,j,k,l,m) * C(i,j,k,l,m)", {{"B", B, F("sssss:4,0,1,2,3")}, {"C", C, F("ddddd")}}, F("d")));
+}
