@@ -83,7 +83,7 @@ class Printer {
         for (size_t i = 0; i < e->args.size(); i++) s += (i ? ", " : "") + expr(e->args[i]);
         return s + ")";
       }
-      case ExprOp::Neg: return "-" + expr(e->args[0], false);
+      case ExprOp::Neg: return "(-" + expr(e->args[0], false) + ")";  // never "--x"
       case ExprOp::Not: return "!" + expr(e->args[0], false);
       case ExprOp::Min: return "tessel_min(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::Max: return "tessel_max(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
