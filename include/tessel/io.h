@@ -23,9 +23,14 @@ struct FileContents {
 
 /// Matrix Market: coordinate or array; real, integer or pattern (value 1); general,
 /// symmetric or skew-symmetric (expanded to both triangles). Complex is rejected.
+/// Values "nan" and "inf"/"infinity" (any case, optional sign) are accepted and kept as
+/// is. Duplicate coordinates are kept as separate entries (packing sums them). Array
+/// files yield every stored value as an entry, zeros included.
 FileContents readMtx(const std::string& path);
 /// FROSTT .tns: "i j k ... value" per line, 1-based, '#' comments. Dims are the
 /// largest index in each mode unless `dims` is given (then indices are checked).
+/// The first entry fixes the order; field is Integer when every value is a whole number.
+/// NaN/Inf values and duplicate coordinates are kept, as for readMtx.
 FileContents readTns(const std::string& path,
                      const std::optional<std::vector<int64_t>>& dims = std::nullopt);
 /// By extension (.mtx or .tns); throws FileError for others.

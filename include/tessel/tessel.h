@@ -4,6 +4,7 @@
 #include "tessel/coo.h"
 #include "tessel/error.h"
 #include "tessel/format.h"
+#include "tessel/generate.h"
 #include "tessel/io.h"
 #include "tessel/jit.h"
 #include "tessel/kernel.h"

@@ -77,14 +77,14 @@ class Printer {
       case ExprOp::FloatImm: return floatLiteral(e);
       case ExprOp::Load: return expr(e->args[0], false) + "[" + expr(e->args[1]) + "]";
       case ExprOp::Field: return expr(e->args[0], false) + "->" + e->name;
-      case ExprOp::Cast: return "(" + cType(e->type) + ")" + expr(e->args[0], false);
+      case ExprOp::Cast: return prefixed("(", cType(e->type)) + ")" + expr(e->args[0], false);
       case ExprOp::Call: {
         std::string s = e->name + "(";
         for (size_t i = 0; i < e->args.size(); i++) s += (i ? ", " : "") + expr(e->args[i]);
         return s + ")";
       }
-      case ExprOp::Neg: return "(-" + expr(e->args[0], false) + ")";  // never "--x"
-      case ExprOp::Not: return "!" + expr(e->args[0], false);
+      case ExprOp::Neg: return prefixed("(-", expr(e->args[0], false)) + ")";  // never "--x"
+      case ExprOp::Not: return prefixed("!", expr(e->args[0], false));
       case ExprOp::Min: return "tessel_min(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::Max: return "tessel_max(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::IDiv: return "tessel_idiv(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
@@ -169,6 +169,13 @@ class Printer {
   }
 
   std::string str() const { return out_.str(); }
+
+  /// prefix + s, built by appending (GCC 12 warns falsely on "lit" + std::string&&).
+  static std::string prefixed(const char* prefix, const std::string& s) {
+    std::string r = prefix;
+    r += s;
+    return r;
+  }
   std::ostringstream& out() { return out_; }
 
  private:

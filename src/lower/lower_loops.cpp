@@ -114,6 +114,11 @@ class LoopLowerer {
   // ---- structure -------------------------------------------------------------------
 
   Stmt leaf(const IndexExpr& e, const Env& env) {
+    if (env.hit) {
+      Stmt mark = assign(env.hit, intImm(1, scalar(Datatype::Bool)));
+      if (phase_ == Phase::Symbolic) return mark;
+      return block({assign(env.acc, add(env.acc, value(e, env))), mark});
+    }
     if (env.inWorkspace) return out_.workspaceUpdate(env, phase_, phase_ == Phase::Numeric ? value(e, env) : nullptr);
     if (phase_ == Phase::Symbolic) return block({});
     Expr v = value(e, env);
@@ -127,6 +132,7 @@ class LoopLowerer {
       Stmt inner = descend(d, e, env);
       return out_.workspaceRegion(env, phase_, inner);
     }
+    if (env.pendingLevel >= 0 && !env.hit) return deferredAppend(d, e, env);
     if (phase_ == Phase::Numeric && !env.acc && !env.inWorkspace && out_.resolved(env) &&
         d < depthLimit_) {
       Expr acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
@@ -135,6 +141,25 @@ class LoopLowerer {
       return block({decl(acc, zeroOf(sym_.computeType())), inner, out_.storeValue(env, acc)});
     }
     return lowerAt(d, e, env);
+  }
+
+  /// The reduction below the last output levels runs first; the entry is appended
+  /// (and its value stored) only if some case was met.
+  Stmt deferredAppend(int d, const IndexExpr& e, Env env) {
+    Expr hit = var(sym_.fresh("hit"), scalar(Datatype::Bool));
+    std::vector<Stmt> s = {decl(hit, intImm(0, scalar(Datatype::Bool)))};
+    env.hit = hit;
+    if (phase_ == Phase::Numeric) {
+      env.acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
+      s.push_back(decl(env.acc, zeroOf(sym_.computeType())));
+    }
+    s.push_back(lowerAt(d, e, env));
+    std::vector<Stmt> then;
+    Env after = env;
+    out_.appendPending(after, phase_, then);
+    if (phase_ == Phase::Numeric) then.push_back(out_.storeValue(after, env.acc));
+    s.push_back(ifThen(hit, block(then)));
+    return block(s);
   }
 
   Stmt caseBody(int d, const LatticePoint& q, const Env& env, const std::map<int, IterVars>& iv,

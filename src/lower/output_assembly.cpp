@@ -254,21 +254,11 @@ void OutputAssembly::resolve(Env& env, Phase phase, std::vector<Stmt>& s) {
       int e = chainEnd(k);
       for (int l = k + 1; l <= e; l++)
         if (!env.bound.count(lv[l].id())) return;
-      Expr pos = var(sym_.fresh("p" + a + std::to_string(k)), i64());
-      if (phase == Phase::Symbolic) {
-        s.push_back(decl(pos, n_[k]));
-        s.push_back(assign(n_[k], plus1(n_[k])));
-        for (auto& st : ensureCount(k, plus1(parent))) s.push_back(st);
-        s.push_back(store(cnt_[k], plus1(parent), intImm(1), true));
-      } else {
-        s.push_back(decl(pos, q_[k]));
-        s.push_back(assign(q_[k], plus1(q_[k])));
-        for (int l = k; l <= e; l++) {
-          const Expr& crd = sym_.arrays(0, l).crd;
-          s.push_back(store(crd, pos, cast(scalar(crd->type.elem), env.bound.at(lv[l].id()))));
-        }
+      if (plan_.deferLastAppend && e == order() - 1) {
+        env.pendingLevel = k;
+        return;
       }
-      for (int l = k; l <= e; l++) env.out.push_back({pos, pos, plus1(pos)});
+      append(env, phase, k, s);
     }
     // Entries below this position are appended from the start of its segment.
     int next = static_cast<int>(env.out.size());
@@ -278,6 +268,33 @@ void OutputAssembly::resolve(Env& env, Phase phase, std::vector<Stmt>& s) {
       s.push_back(decl(q_[next], cast(i64(), load(sym_.arrays(0, next).pos, env.out.back().pos))));
     }
   }
+}
+
+void OutputAssembly::append(Env& env, Phase phase, int k, std::vector<Stmt>& s) {
+  const auto& lv = p_.output.levelVars;
+  int e = chainEnd(k);
+  Expr parent = parentPos(env, k);
+  Expr pos = var(sym_.fresh("p" + sym_.tensorName(0) + std::to_string(k)), i64());
+  if (phase == Phase::Symbolic) {
+    s.push_back(decl(pos, n_[k]));
+    s.push_back(assign(n_[k], plus1(n_[k])));
+    for (auto& st : ensureCount(k, plus1(parent))) s.push_back(st);
+    s.push_back(store(cnt_[k], plus1(parent), intImm(1), true));
+  } else {
+    s.push_back(decl(pos, q_[k]));
+    s.push_back(assign(q_[k], plus1(q_[k])));
+    for (int l = k; l <= e; l++) {
+      const Expr& crd = sym_.arrays(0, l).crd;
+      s.push_back(store(crd, pos, cast(scalar(crd->type.elem), env.bound.at(lv[l].id()))));
+    }
+  }
+  for (int l = k; l <= e; l++) env.out.push_back({pos, pos, plus1(pos)});
+}
+
+void OutputAssembly::appendPending(Env& env, Phase phase, std::vector<Stmt>& s) {
+  int k = env.pendingLevel;
+  env.pendingLevel = -1;
+  append(env, phase, k, s);
 }
 
 bool OutputAssembly::resolved(const Env& env) const {

@@ -23,6 +23,8 @@ class OutputAssembly {
 
   /// Resolve every output level whose variables are now bound (locate, append).
   void resolve(Env& env, Phase phase, std::vector<ir::Stmt>& s);
+  /// Append the deferred last output levels (env.pendingLevel) at the end of a reduction.
+  void appendPending(Env& env, Phase phase, std::vector<ir::Stmt>& s);
   /// All output levels have positions.
   bool resolved(const Env& env) const;
   /// Store (or accumulate, when a reduction encloses the output) a value.
@@ -37,6 +39,7 @@ class OutputAssembly {
   int order() const { return p_.args[0].format.order(); }
   const LevelFormat& level(int k) const { return sym_.level(0, k); }
   int chainEnd(int k) const;
+  void append(Env& env, Phase phase, int k, std::vector<ir::Stmt>& s);
   ir::Expr parentPos(const Env& env, int k) const;
   bool denseAbove(int k) const;
   std::vector<ir::Stmt> ensureCount(int k, const ir::Expr& index);

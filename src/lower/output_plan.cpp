@@ -98,6 +98,11 @@ OutputPlan planOutput(const Problem& p) {
     return plan;
   }
   plan.kind = OutputKind::Append;
+  if (of.level(m - 1) != LevelKind::Dense && !plan.scatter &&
+      lastOutDepth + 1 < static_cast<int>(p.order.size())) {
+    plan.deferLastAppend = true;
+    plan.symbolicDepth = static_cast<int>(p.order.size());
+  }
   return plan;
 }
 

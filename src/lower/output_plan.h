@@ -25,6 +25,9 @@ struct OutputPlan {
   int workspaceDepth = -1;  ///< Workspace: loop depth at which a workspace row starts
   bool scatter = false;     ///< a reduction loop encloses the output's last variable
   int symbolicDepth = 0;    ///< Append/Workspace: loops the symbolic pass needs
+  /// Append: reductions follow the last (sparse) output level, so an entry is appended
+  /// only if the reduction meets at least one non-zero case (no explicit zeros).
+  bool deferLastAppend = false;
   std::string describe() const;
 };
 

@@ -27,6 +27,8 @@ struct Env {
   std::vector<LevelState> out;                ///< resolved output levels
   ir::Expr acc;                               ///< numeric: scalar accumulator in use
   bool inWorkspace = false;
+  int pendingLevel = -1;  ///< deferred append of the last output levels from this level on
+  ir::Expr hit;           ///< set when the reduction under a deferred append meets a case
 };
 
 /// Accesses in an expression, left to right.

@@ -3,13 +3,6 @@
 
 namespace tessel {
 
-namespace {
-ConcreteStmt make(ConcreteStmtNode::Kind k) {
-  auto n = std::make_shared<ConcreteStmtNode>();
-  n->kind = k;
-  return n;
-}
-}  // namespace
 
 ConcreteStmt concreteAssign(const std::string& text) {
   auto n = std::make_shared<ConcreteStmtNode>();

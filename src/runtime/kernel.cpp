@@ -84,12 +84,12 @@ RunTimes Kernel::run(const Assignment& a) const {
     const lower::TensorArg& arg = p.args[s];
     TensorBase t(arg.tensor);
     if (arg.snapshotOfOutput) {
-      if (!output.impl()->pendingCoords.empty()) output.pack();
+      if (!output.impl()->pendingVals.empty()) output.pack();
       temps.push_back(output.convert(output.format(), t.name()));
       ptrs[s] = &temps.back().raw();
       continue;
     }
-    if (!t.impl()->pendingCoords.empty()) t.pack();
+    if (!t.impl()->pendingVals.empty()) t.pack();
     if (arg.converted()) {
       temps.push_back(t.convert(arg.format, t.name() + "_converted"));
       ptrs[s] = &temps.back().raw();

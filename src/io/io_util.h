@@ -1,0 +1,148 @@
+// Internal helpers shared by the tensor-file readers and writers: a block-buffered line
+// reader, whitespace tokenizing, strict number parsing, and a write-to-temporary-then-
+// rename output file. Not installed.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace tessel::io_detail {
+
+/// "path:line" for error messages.
+std::string where(const std::string& path, int64_t line);
+
+/// Reads a file in large blocks and hands out one line at a time (without the newline or
+/// a trailing '\r'). Files ending in ".gz" are decompressed when built with zlib.
+/// Throws FileError (with strerror) if the file cannot be opened or read.
+class LineReader {
+ public:
+  explicit LineReader(const std::string& path);
+  ~LineReader();
+  LineReader(const LineReader&) = delete;
+  LineReader& operator=(const LineReader&) = delete;
+
+  /// Next line; false at end of file. The view is valid until the next call.
+  bool next(std::string_view& line);
+  /// 1-based number of the line last returned (0 before the first).
+  int64_t lineNumber() const { return line_; }
+  /// Size of the file on disk (compressed size for .gz); 0 if unknown.
+  int64_t fileSize() const { return fileSize_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  size_t fill(char* dst, size_t n);
+  std::string path_;
+  int fd_ = -1;
+  void* gz_ = nullptr;
+  std::unique_ptr<char[]> buf_;  // uninitialized: no cost for pages never touched
+  size_t cap_ = 0;
+  size_t begin_ = 0, end_ = 0;
+  bool eof_ = false;
+  int64_t line_ = 0;
+  int64_t fileSize_ = 0;
+};
+
+inline bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
+
+/// True if the line is empty or whitespace only.
+inline bool isBlank(std::string_view s) {
+  for (char c : s)
+    if (!isSpace(c)) return false;
+  return true;
+}
+
+/// Split on blanks. Stores at most `max` tokens in `out`; returns the total count.
+inline int splitTokens(std::string_view s, std::string_view* out, int max) {
+  int n = 0;
+  const char* p = s.data();
+  const char* e = p + s.size();
+  for (;;) {
+    while (p < e && isSpace(*p)) ++p;
+    if (p == e) return n;
+    const char* b = p;
+    while (p < e && !isSpace(*p)) ++p;
+    if (n < max) out[n] = std::string_view(b, static_cast<size_t>(p - b));
+    ++n;
+  }
+}
+
+/// Split on blanks into a reusable vector.
+inline void splitTokens(std::string_view s, std::vector<std::string_view>& out) {
+  out.clear();
+  const char* p = s.data();
+  const char* e = p + s.size();
+  for (;;) {
+    while (p < e && isSpace(*p)) ++p;
+    if (p == e) return;
+    const char* b = p;
+    while (p < e && !isSpace(*p)) ++p;
+    out.emplace_back(b, static_cast<size_t>(p - b));
+  }
+}
+
+enum class NumStatus { Ok, Invalid, OutOfRange };
+
+/// Fast path for the common case: up to 18 decimal digits at p (no sign), followed by
+/// the end or a blank. Advances p past the digits. False means "use the slow path".
+inline bool fastIndex(const char*& p, const char* e, int64_t& out) {
+  const char* b = p;
+  uint64_t x = 0;
+  while (p < e && static_cast<unsigned>(*p - '0') <= 9u) x = x * 10 + static_cast<unsigned>(*p++ - '0');
+  if (p == b || p - b > 18 || (p < e && !isSpace(*p))) return false;
+  out = static_cast<int64_t>(x);
+  return true;
+}
+inline void skipSpaces(const char*& p, const char* e) {
+  while (p < e && isSpace(*p)) ++p;
+}
+
+/// Whole-token decimal integer with optional sign.
+NumStatus parseInt64(std::string_view tok, int64_t& out);
+/// Whole-token real number (decimal or exponent form, "inf", "infinity", "nan", any case,
+/// optional sign). Values beyond the double range become +-inf or (denormal) zero.
+NumStatus parseDouble(std::string_view tok, double& out);
+/// Optional sign followed by digits only.
+bool looksLikeInteger(std::string_view tok);
+
+/// Case-insensitive ASCII equality.
+bool equalsIgnoreCase(std::string_view a, std::string_view b);
+
+/// Output file that appears under its final name only when complete: data goes to a
+/// uniquely named temporary in the same directory, which commit() renames over the
+/// target. Destroying an uncommitted writer removes the temporary. Every write and the
+/// close are checked; failures throw FileError.
+class AtomicFileWriter {
+ public:
+  explicit AtomicFileWriter(const std::string& path);
+  ~AtomicFileWriter();
+  AtomicFileWriter(const AtomicFileWriter&) = delete;
+  AtomicFileWriter& operator=(const AtomicFileWriter&) = delete;
+
+  void write(std::string_view s) {
+    buf_.append(s.data(), s.size());
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  void put(char c) {
+    buf_.push_back(c);
+    if (buf_.size() >= kFlushAt) flush();
+  }
+  void writeInt(int64_t v);
+  /// Same text as printf("%.17g").
+  void writeDouble(double v);
+  /// Flush, close and rename into place.
+  void commit();
+
+ private:
+  static constexpr size_t kFlushAt = 1 << 20;
+  void flush();
+  [[noreturn]] void fail(const std::string& what, int err);
+  std::string path_, tmp_;
+  int fd_ = -1;
+  std::string buf_;
+};
+
+}  // namespace tessel::io_detail

@@ -1,0 +1,334 @@
+// Matrix Market (.mtx) reader and writer.
+//
+// Reader notes (see also io.h):
+//  - Banner words are case-insensitive. Supported: matrix, coordinate|array,
+//    real|integer|pattern, general|symmetric|skew-symmetric. complex/hermitian are rejected.
+//  - '%' comment lines and blank lines are skipped anywhere after the banner.
+//  - Symmetric and skew-symmetric entries are expanded to both triangles (an entry may be
+//    stored in either triangle); a skew-symmetric diagonal entry must be zero.
+//  - Values "nan", "inf", "infinity" (any case, optional sign) are accepted and preserved.
+//  - Duplicate coordinates are kept as separate entries (packing sums them).
+//  - Integer fields require integer tokens; pattern entries get value 1.
+//  - Array files list values column by column (only the lower triangle, diagonal included,
+//    for symmetric; strictly lower for skew-symmetric); every value becomes an entry,
+//    zeros included.
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include "io/io_util.h"
+#include "tessel/error.h"
+#include "tessel/io.h"
+
+namespace tessel {
+
+using namespace io_detail;
+
+namespace {
+
+enum class Symmetry { General, Symmetric, Skew };
+
+std::string quoted(std::string_view s) {
+  constexpr size_t kMax = 40;
+  std::string out = "'";
+  out.append(s.substr(0, kMax));
+  if (s.size() > kMax) out += "...";
+  return out + "'";
+}
+
+/// A non-negative size from the size line.
+int64_t parseSize(std::string_view tok, const char* what, const std::string& path, int64_t line) {
+  int64_t v = 0;
+  switch (parseInt64(tok, v)) {
+    case NumStatus::Ok:
+      break;
+    case NumStatus::OutOfRange:
+      throw OverflowError(where(path, line) + ": " + what + " " + quoted(tok) +
+                          " does not fit in a 64-bit integer");
+    case NumStatus::Invalid:
+      throw FileError(where(path, line),
+                      std::string("size line: ") + what + " " + quoted(tok) + " is not an integer");
+  }
+  if (v < 0)
+    throw FileError(where(path, line), std::string("size line: negative ") + what + " " +
+                                           std::to_string(v));
+  return v;
+}
+
+/// 1-based index in [1, limit] -> 0-based.
+inline int64_t parseIndex(std::string_view tok, int64_t limit, const char* what,
+                          const std::string& path, int64_t line) {
+  int64_t v = 0;
+  NumStatus st = parseInt64(tok, v);
+  if (st == NumStatus::Ok && v >= 1 && v <= limit) return v - 1;
+  if (st == NumStatus::Invalid)
+    throw FileError(where(path, line),
+                    std::string("non-numeric ") + what + " index " + quoted(tok));
+  throw FileError(where(path, line), std::string(what) + " index " + std::string(tok) +
+                                         " is out of range 1.." + std::to_string(limit) +
+                                         (st == NumStatus::Ok && v == 0
+                                              ? " (indices are 1-based)"
+                                              : ""));
+}
+
+inline double parseValue(std::string_view tok, FileField field, const std::string& path,
+                         int64_t line) {
+  if (field == FileField::Integer) {
+    int64_t iv = 0;
+    NumStatus st = parseInt64(tok, iv);
+    if (st == NumStatus::Ok) return static_cast<double>(iv);
+    if (st == NumStatus::OutOfRange)
+      throw FileError(where(path, line),
+                      "integer value " + quoted(tok) + " does not fit in a 64-bit integer");
+    throw FileError(where(path, line), "non-integer value " + quoted(tok) + " in an integer matrix");
+  }
+  double v = 0;
+  if (parseDouble(tok, v) != NumStatus::Ok)
+    throw FileError(where(path, line), "non-numeric value " + quoted(tok));
+  return v;
+}
+
+}  // namespace
+
+FileContents readMtx(const std::string& path) {
+  LineReader in(path);
+  std::string_view line;
+
+  // Banner.
+  if (!in.next(line))
+    throw FileError(where(path, 1), "empty file; expected a '%%MatrixMarket' banner");
+  std::string_view tok[8];
+  int nt = splitTokens(line, tok, 8);
+  if (nt == 0 || !equalsIgnoreCase(tok[0], "%%MatrixMarket"))
+    throw FileError(where(path, 1), "missing '%%MatrixMarket matrix ...' banner");
+  if (nt != 5)
+    throw FileError(where(path, 1),
+                    "bad banner: expected '%%MatrixMarket matrix <coordinate|array> "
+                    "<real|integer|pattern> <general|symmetric|skew-symmetric>'");
+  if (!equalsIgnoreCase(tok[1], "matrix"))
+    throw FileError(where(path, 1), "unsupported object " + quoted(tok[1]) + "; expected 'matrix'");
+  bool coordinate;
+  if (equalsIgnoreCase(tok[2], "coordinate"))
+    coordinate = true;
+  else if (equalsIgnoreCase(tok[2], "array"))
+    coordinate = false;
+  else
+    throw FileError(where(path, 1),
+                    "unknown format " + quoted(tok[2]) + "; expected 'coordinate' or 'array'");
+  FileField field;
+  if (equalsIgnoreCase(tok[3], "real"))
+    field = FileField::Real;
+  else if (equalsIgnoreCase(tok[3], "integer"))
+    field = FileField::Integer;
+  else if (equalsIgnoreCase(tok[3], "pattern"))
+    field = FileField::Pattern;
+  else if (equalsIgnoreCase(tok[3], "complex"))
+    throw FileError(where(path, 1), "complex matrices are not supported");
+  else
+    throw FileError(where(path, 1), "unknown field " + quoted(tok[3]) +
+                                        "; expected 'real', 'integer' or 'pattern'");
+  Symmetry sym;
+  if (equalsIgnoreCase(tok[4], "general"))
+    sym = Symmetry::General;
+  else if (equalsIgnoreCase(tok[4], "symmetric"))
+    sym = Symmetry::Symmetric;
+  else if (equalsIgnoreCase(tok[4], "skew-symmetric"))
+    sym = Symmetry::Skew;
+  else if (equalsIgnoreCase(tok[4], "hermitian"))
+    throw FileError(where(path, 1), "complex matrices are not supported (hermitian)");
+  else
+    throw FileError(where(path, 1),
+                    "unknown symmetry " + quoted(tok[4]) +
+                        "; expected 'general', 'symmetric' or 'skew-symmetric'");
+  if (!coordinate && field == FileField::Pattern)
+    throw FileError(where(path, 1), "'array pattern' is not a valid Matrix Market type");
+
+  // Size line (after comments and blank lines).
+  bool haveSize = false;
+  while (in.next(line)) {
+    const char* p = line.data();
+    const char* e = p + line.size();
+    skipSpaces(p, e);
+    if (p == e || *p == '%') continue;
+    haveSize = true;
+    break;
+  }
+  if (!haveSize)
+    throw FileError(where(path, std::max<int64_t>(in.lineNumber(), 1)),
+                    std::string("missing size line (") + (coordinate ? "M N NNZ" : "M N") +
+                        ") before the end of the file");
+  const int64_t sizeLine = in.lineNumber();
+  nt = splitTokens(line, tok, 8);
+  const int wantSize = coordinate ? 3 : 2;
+  if (nt != wantSize)
+    throw FileError(where(path, sizeLine),
+                    "size line: expected " + std::to_string(wantSize) + " integers (" +
+                        (coordinate ? "rows columns entries" : "rows columns") + "), found " +
+                        std::to_string(nt) + " tokens");
+  const int64_t rows = parseSize(tok[0], "row count", path, sizeLine);
+  const int64_t cols = parseSize(tok[1], "column count", path, sizeLine);
+  if (sym != Symmetry::General && rows != cols)
+    throw FileError(where(path, sizeLine), "a symmetric or skew-symmetric matrix must be square, not " +
+                                               std::to_string(rows) + "x" + std::to_string(cols));
+  int64_t expected;  // stored entries the file must contain
+  if (coordinate) {
+    expected = parseSize(tok[2], "entry count", path, sizeLine);
+  } else {
+    __int128 n = static_cast<__int128>(rows) * cols;
+    if (sym == Symmetry::Symmetric)
+      n = static_cast<__int128>(rows) * (rows + 1) / 2;
+    else if (sym == Symmetry::Skew)
+      n = rows == 0 ? 0 : static_cast<__int128>(rows) * (rows - 1) / 2;
+    if (n > std::numeric_limits<int64_t>::max())
+      throw OverflowError(where(path, sizeLine) + ": " + std::to_string(rows) + "x" +
+                          std::to_string(cols) + " array does not fit in a 64-bit entry count");
+    expected = static_cast<int64_t>(n);
+  }
+
+  FileContents out;
+  out.field = field;
+  CooData& d = out.data;
+  d.dims = {rows, cols};
+  {
+    // Never trust the header for the allocation: a stored entry needs >= 2 bytes of file.
+    int64_t cap = in.fileSize() > 0 ? in.fileSize() / 2 + 1 : 1 << 20;
+    int64_t n = std::min(expected, cap);
+    if (sym != Symmetry::General) n = n * 2;
+    d.coords.reserve(static_cast<size_t>(n) * 2);
+    d.values.reserve(static_cast<size_t>(n));
+  }
+
+  const int wantTokens = coordinate ? (field == FileField::Pattern ? 2 : 3) : 1;
+  const char* entryShape = coordinate ? (field == FileField::Pattern ? "row column" : "row column value")
+                                      : "value";
+  int64_t count = 0;
+  // Array position (column-major over the stored triangle).
+  int64_t ai = sym == Symmetry::Skew ? 1 : 0, aj = 0;
+
+  auto store = [&](int64_t i, int64_t j, double v, int64_t ln) {
+    d.coords.push_back(i);
+    d.coords.push_back(j);
+    d.values.push_back(v);
+    if (sym != Symmetry::General) {
+      if (i != j) {
+        d.coords.push_back(j);
+        d.coords.push_back(i);
+        d.values.push_back(sym == Symmetry::Skew ? -v : v);
+      } else if (sym == Symmetry::Skew && v != 0) {
+        throw FileError(where(path, ln), "skew-symmetric matrix has a nonzero diagonal entry at (" +
+                                             std::to_string(i + 1) + "," + std::to_string(j + 1) + ")");
+      }
+    }
+  };
+
+  while (in.next(line)) {
+    const char* p = line.data();
+    const char* e = p + line.size();
+    skipSpaces(p, e);
+    if (p == e || *p == '%') continue;  // blank line or comment
+    const int64_t ln = in.lineNumber();
+    if (count == expected)
+      throw FileError(where(path, ln), "more entries than the " + std::to_string(expected) +
+                                           " declared on line " + std::to_string(sizeLine));
+    ++count;
+
+    // Fast path: plain "i j [value]" with in-range indices. Anything else (including every
+    // error) goes through the general path below, which reports precisely.
+    if (coordinate) {
+      const char* q = p;
+      int64_t i, j;
+      if (fastIndex(q, e, i) && i >= 1 && i <= rows) {
+        skipSpaces(q, e);
+        if (fastIndex(q, e, j) && j >= 1 && j <= cols) {
+          skipSpaces(q, e);
+          if (field == FileField::Pattern) {
+            if (q == e) {
+              store(i - 1, j - 1, 1.0, ln);
+              continue;
+            }
+          } else if (q < e) {
+            // from_chars stops at the end of the number; only blanks may follow.
+            double v = 0;
+            const char* t;
+            bool ok;
+            if (field == FileField::Integer) {
+              int64_t iv = 0;
+              auto r = std::from_chars(q, e, iv);
+              ok = r.ec == std::errc();
+              t = r.ptr;
+              v = static_cast<double>(iv);
+            } else {
+              auto r = std::from_chars(q, e, v, std::chars_format::general);
+              ok = r.ec == std::errc();
+              t = r.ptr;
+            }
+            if (ok) {
+              skipSpaces(t, e);
+              if (t == e) {
+                store(i - 1, j - 1, v, ln);
+                continue;
+              }
+            }
+          }
+        }
+      }
+    }
+
+    nt = splitTokens(line, tok, 4);
+    if (nt != wantTokens)
+      throw FileError(where(path, ln), "expected " + std::to_string(wantTokens) + " token" +
+                                           (wantTokens > 1 ? "s" : "") + " (" + entryShape +
+                                           "), found " + std::to_string(nt));
+    int64_t i, j;
+    double v;
+    if (coordinate) {
+      i = parseIndex(tok[0], rows, "row", path, ln);
+      j = parseIndex(tok[1], cols, "column", path, ln);
+      v = field == FileField::Pattern ? 1.0 : parseValue(tok[2], field, path, ln);
+    } else {
+      v = parseValue(tok[0], field, path, ln);
+      i = ai;
+      j = aj;
+      if (++ai == rows) {
+        ++aj;
+        ai = sym == Symmetry::General ? 0 : sym == Symmetry::Symmetric ? aj : aj + 1;
+      }
+    }
+    store(i, j, v, ln);
+  }
+  if (count < expected)
+    throw FileError(where(path, std::max<int64_t>(in.lineNumber(), sizeLine)),
+                    "file ends after " + std::to_string(count) + " of the " +
+                        std::to_string(expected) + " entries declared on line " +
+                        std::to_string(sizeLine) + " (truncated?)");
+  return out;
+}
+
+void writeMtx(const std::string& path, const CooData& data) {
+  if (data.order() != 2)
+    throw UserError("writeMtx: " + path + ": Matrix Market files hold matrices (order 2), not order " +
+                    std::to_string(data.order()));
+  if (data.coords.size() != data.values.size() * 2)
+    throw UserError("writeMtx: " + path + ": malformed CooData (coords and values disagree)");
+  AtomicFileWriter w(path);
+  w.write("%%MatrixMarket matrix coordinate real general\n");
+  w.writeInt(data.dims[0]);
+  w.put(' ');
+  w.writeInt(data.dims[1]);
+  w.put(' ');
+  w.writeInt(data.nnz());
+  w.put('\n');
+  const int64_t n = data.nnz();
+  for (int64_t e = 0; e < n; ++e) {
+    w.writeInt(data.coords[2 * e] + 1);
+    w.put(' ');
+    w.writeInt(data.coords[2 * e + 1] + 1);
+    w.put(' ');
+    w.writeDouble(data.values[e]);
+    w.put('\n');
+  }
+  w.commit();
+}
+
+}  // namespace tessel

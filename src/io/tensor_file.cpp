@@ -1,0 +1,371 @@
+// Tensor files: dispatch by extension, the shared line reader, number parsing, the safe
+// (temporary + rename) writer, and index widths that fit a tensor.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <charconv>
+#include <chrono>
+#include <climits>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+
+#include "io/io_util.h"
+#include "tessel/error.h"
+#include "tessel/io.h"
+
+#ifdef TESSEL_HAVE_ZLIB
+#include <zlib.h>
+#endif
+
+namespace tessel {
+namespace io_detail {
+
+std::string where(const std::string& path, int64_t line) {
+  return path + ":" + std::to_string(line);
+}
+
+namespace {
+constexpr size_t kBlock = size_t(512) << 10;     // read size
+constexpr size_t kMaxLine = size_t(64) << 20;    // longest line accepted
+
+bool endsWith(const std::string& s, std::string_view suffix) {
+  return s.size() >= suffix.size() &&
+         equalsIgnoreCase(std::string_view(s).substr(s.size() - suffix.size()), suffix);
+}
+}  // namespace
+
+LineReader::LineReader(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) throw FileError(path, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st;
+  if (::fstat(fd_, &st) == 0) {
+    if (S_ISDIR(st.st_mode)) {
+      ::close(fd_);
+      throw FileError(path, std::string("cannot read: ") + std::strerror(EISDIR));
+    }
+    if (S_ISREG(st.st_mode)) fileSize_ = static_cast<int64_t>(st.st_size);
+  }
+  if (endsWith(path, ".gz")) {
+#ifdef TESSEL_HAVE_ZLIB
+    int dupFd = ::dup(fd_);
+    gzFile gz = dupFd >= 0 ? ::gzdopen(dupFd, "rb") : nullptr;
+    if (!gz) {
+      if (dupFd >= 0) ::close(dupFd);
+      ::close(fd_);
+      throw FileError(path, "cannot open gzip stream");
+    }
+    ::gzbuffer(gz, 1 << 17);
+    gz_ = gz;
+#else
+    ::close(fd_);
+    throw FileError(path, "gzip-compressed files need zlib, which this build of tessel lacks");
+#endif
+  } else {
+#ifdef POSIX_FADV_SEQUENTIAL
+    ::posix_fadvise(fd_, 0, 0, POSIX_FADV_SEQUENTIAL);
+#endif
+  }
+  buf_.reset(new char[kBlock]);
+  cap_ = kBlock;
+}
+
+LineReader::~LineReader() {
+#ifdef TESSEL_HAVE_ZLIB
+  if (gz_) ::gzclose(static_cast<gzFile>(gz_));
+#endif
+  if (fd_ >= 0) ::close(fd_);
+}
+
+size_t LineReader::fill(char* dst, size_t n) {
+#ifdef TESSEL_HAVE_ZLIB
+  if (gz_) {
+    unsigned chunk = static_cast<unsigned>(std::min<size_t>(n, 1u << 30));
+    int r = ::gzread(static_cast<gzFile>(gz_), dst, chunk);
+    if (r < 0) {
+      int errnum = 0;
+      const char* msg = ::gzerror(static_cast<gzFile>(gz_), &errnum);
+      throw FileError(where(path_, line_ + 1),
+                      std::string("cannot decompress: ") + (msg ? msg : "zlib error"));
+    }
+    return static_cast<size_t>(r);
+  }
+#endif
+  for (;;) {
+    ssize_t r = ::read(fd_, dst, n);
+    if (r >= 0) return static_cast<size_t>(r);
+    if (errno == EINTR) continue;
+    throw FileError(where(path_, line_ + 1), std::string("cannot read: ") + std::strerror(errno));
+  }
+}
+
+bool LineReader::next(std::string_view& line) {
+  size_t scanFrom = begin_;
+  for (;;) {
+    const char* base = buf_.get();
+    const void* nl = scanFrom < end_ ? std::memchr(base + scanFrom, '\n', end_ - scanFrom) : nullptr;
+    if (nl) {
+      const char* p = static_cast<const char*>(nl);
+      size_t len = static_cast<size_t>(p - (base + begin_));
+      line = std::string_view(base + begin_, len);
+      begin_ += len + 1;
+      ++line_;
+      if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+      return true;
+    }
+    if (eof_) {
+      if (begin_ < end_) {  // last line without a newline
+        line = std::string_view(base + begin_, end_ - begin_);
+        begin_ = end_;
+        ++line_;
+        if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+        return true;
+      }
+      return false;
+    }
+    // Keep the partial line, then read more behind it.
+    size_t keep = end_ - begin_;
+    if (begin_ > 0) {
+      std::memmove(buf_.get(), buf_.get() + begin_, keep);
+      begin_ = 0;
+      end_ = keep;
+    }
+    scanFrom = keep;
+    if (end_ == cap_) {
+      if (cap_ >= kMaxLine)
+        throw FileError(where(path_, line_ + 1), "line longer than " +
+                                                     std::to_string(kMaxLine >> 20) + " MiB");
+      std::unique_ptr<char[]> bigger(new char[cap_ * 2]);
+      std::memcpy(bigger.get(), buf_.get(), end_);
+      buf_ = std::move(bigger);
+      cap_ *= 2;
+    }
+    size_t got = fill(buf_.get() + end_, cap_ - end_);
+    if (got == 0)
+      eof_ = true;
+    else
+      end_ += got;
+  }
+}
+
+NumStatus parseInt64(std::string_view tok, int64_t& out) {
+  const char* b = tok.data();
+  const char* e = b + tok.size();
+  if (b < e && *b == '+') {
+    ++b;
+    if (b == e || *b == '-' || *b == '+') return NumStatus::Invalid;
+  }
+  if (b == e) return NumStatus::Invalid;
+  auto [p, ec] = std::from_chars(b, e, out);
+  if (ec == std::errc::result_out_of_range) {
+    // from_chars stops at the end of the digits; the token must still be all digits.
+    while (p < e && *p >= '0' && *p <= '9') ++p;
+    return p == e ? NumStatus::OutOfRange : NumStatus::Invalid;
+  }
+  if (ec != std::errc() || p != e) return NumStatus::Invalid;
+  return NumStatus::Ok;
+}
+
+NumStatus parseDouble(std::string_view tok, double& out) {
+  const char* b = tok.data();
+  const char* e = b + tok.size();
+  if (b < e && *b == '+') {
+    ++b;
+    if (b == e || *b == '-' || *b == '+') return NumStatus::Invalid;
+  }
+  if (b == e) return NumStatus::Invalid;
+  auto [p, ec] = std::from_chars(b, e, out, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range && p == e) {
+    // Overflow or underflow: take strtod's answer (+-HUGE_VAL = inf, or a denormal/zero).
+    std::string copy(b, e);
+    out = std::strtod(copy.c_str(), nullptr);
+    return NumStatus::Ok;
+  }
+  if (ec != std::errc() || p != e) return NumStatus::Invalid;
+  return NumStatus::Ok;
+}
+
+bool looksLikeInteger(std::string_view tok) {
+  size_t i = 0;
+  if (i < tok.size() && (tok[i] == '+' || tok[i] == '-')) ++i;
+  if (i == tok.size()) return false;
+  for (; i < tok.size(); ++i)
+    if (tok[i] < '0' || tok[i] > '9') return false;
+  return true;
+}
+
+bool equalsIgnoreCase(std::string_view a, std::string_view b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    char x = a[i], y = b[i];
+    if (x >= 'A' && x <= 'Z') x = static_cast<char>(x - 'A' + 'a');
+    if (y >= 'A' && y <= 'Z') y = static_cast<char>(y - 'A' + 'a');
+    if (x != y) return false;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------
+// AtomicFileWriter
+
+AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  if (base.empty()) throw FileError(path, "not a file name");
+  static std::atomic<uint64_t> counter{0};
+  thread_local std::mt19937_64 rng(std::random_device{}() ^
+                                   static_cast<uint64_t>(
+                                       std::chrono::steady_clock::now().time_since_epoch().count()));
+  // Like mkstemp, but created with mode 0666 & ~umask, the mode a plain open() would give.
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    char suffix[64];
+    std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%llu.%08llx", static_cast<long>(::getpid()),
+                  static_cast<unsigned long long>(counter.fetch_add(1)),
+                  static_cast<unsigned long long>(rng() & 0xffffffffu));
+    tmp_ = dir + "." + base + suffix;
+    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd_ >= 0) break;
+    if (errno != EEXIST) {
+      int err = errno;
+      tmp_.clear();
+      throw FileError(path, std::string("cannot create file: ") + std::strerror(err));
+    }
+  }
+  if (fd_ < 0) {
+    tmp_.clear();
+    throw FileError(path, "cannot create a unique temporary file");
+  }
+  buf_.reserve(kFlushAt + 4096);
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+}
+
+void AtomicFileWriter::fail(const std::string& what, int err) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  tmp_.clear();
+  throw FileError(path_, what + ": " + std::strerror(err));
+}
+
+void AtomicFileWriter::flush() {
+  const char* p = buf_.data();
+  size_t n = buf_.size();
+  while (n > 0) {
+    ssize_t w = ::write(fd_, p, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      fail("cannot write", errno);
+    }
+    if (w == 0) fail("cannot write", EIO);
+    p += w;
+    n -= static_cast<size_t>(w);
+  }
+  buf_.clear();
+}
+
+void AtomicFileWriter::writeInt(int64_t v) {
+  char tmp[24];
+  auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+  write(std::string_view(tmp, static_cast<size_t>(r.ptr - tmp)));
+}
+
+void AtomicFileWriter::writeDouble(double v) {
+  // to_chars with a precision is specified to match printf's %.17g.
+  char tmp[64];
+  auto r = std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::general, 17);
+  write(std::string_view(tmp, static_cast<size_t>(r.ptr - tmp)));
+}
+
+void AtomicFileWriter::commit() {
+  flush();
+  int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0) {
+    int err = errno;
+    ::unlink(tmp_.c_str());
+    tmp_.clear();
+    throw FileError(path_, std::string("cannot write: ") + std::strerror(err));
+  }
+  if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    int err = errno;
+    ::unlink(tmp_.c_str());
+    tmp_.clear();
+    throw FileError(path_, std::string("cannot replace file: ") + std::strerror(err));
+  }
+  tmp_.clear();
+}
+
+}  // namespace io_detail
+
+// ---------------------------------------------------------------------------------------
+// Dispatch
+
+namespace {
+
+enum class Kind { Mtx, Tns, Unknown };
+
+Kind kindOf(const std::string& path) {
+  std::string p = path;
+  if (p.size() > 3 && io_detail::equalsIgnoreCase(std::string_view(p).substr(p.size() - 3), ".gz"))
+    p.resize(p.size() - 3);
+  auto ext = [&](std::string_view e) {
+    return p.size() > e.size() &&
+           io_detail::equalsIgnoreCase(std::string_view(p).substr(p.size() - e.size()), e);
+  };
+  if (ext(".mtx")) return Kind::Mtx;
+  if (ext(".tns")) return Kind::Tns;
+  return Kind::Unknown;
+}
+
+}  // namespace
+
+FileContents readTensorFile(const std::string& path) {
+  switch (kindOf(path)) {
+    case Kind::Mtx:
+      return readMtx(path);
+    case Kind::Tns:
+      return readTns(path);
+    case Kind::Unknown:
+      break;
+  }
+  throw FileError(path, "unknown tensor file type; expected a .mtx or .tns extension");
+}
+
+void writeTensorFile(const std::string& path, const CooData& data) {
+  std::string p = path;
+  if (p.size() > 3 && io_detail::equalsIgnoreCase(std::string_view(p).substr(p.size() - 3), ".gz"))
+    throw FileError(path, "writing compressed (.gz) files is not supported");
+  switch (kindOf(path)) {
+    case Kind::Mtx:
+      return writeMtx(path, data);
+    case Kind::Tns:
+      return writeTns(path, data);
+    case Kind::Unknown:
+      break;
+  }
+  throw FileError(path, "unknown tensor file type; expected a .mtx or .tns extension");
+}
+
+Format withFittingWidths(const Format& f, const std::vector<int64_t>& dims, int64_t nnz) {
+  bool wideCrd = false, widePos = nnz > INT32_MAX;
+  for (int64_t d : dims) {
+    if (d - 1 > INT32_MAX) wideCrd = true;
+    if (d > INT32_MAX) widePos = true;
+  }
+  if (!wideCrd && !widePos) return f;
+  return f.withWidths(widePos ? IndexWidth::W64 : f.posWidth(),
+                      wideCrd ? IndexWidth::W64 : f.crdWidth());
+}
+
+}  // namespace tessel

@@ -1,0 +1,325 @@
+// Index notation: index variables, expression trees, assignments and their checks.
+#include <algorithm>
+#include <atomic>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <map>
+
+#include "tessel/error.h"
+#include "tessel/notation.h"
+#include "tessel/tensor.h"
+
+namespace tessel {
+
+namespace {
+
+std::atomic<uint64_t> nextVarId{0};
+std::atomic<uint64_t> nextVarName{0};
+
+std::shared_ptr<const ExprNode> literalNode(double v) {
+  auto n = std::make_shared<ExprNode>();
+  n->kind = ExprKind::Literal;
+  n->value = v;
+  return n;
+}
+
+IndexExpr binary(ExprKind k, const IndexExpr& a, const IndexExpr& b) {
+  if (!a.defined() || !b.defined())
+    throw NotationError("operand of an index expression is undefined");
+  auto n = std::make_shared<ExprNode>();
+  n->kind = k;
+  n->a = a;
+  n->b = b;
+  return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
+}
+
+// Shortest text that reads back as the same double ("2", "0.5", "1e+20").
+std::string literalText(double v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+// Binding strength when printing: higher binds tighter.
+int precedence(const ExprNode& n) {
+  switch (n.kind) {
+    case ExprKind::Add:
+    case ExprKind::Sub:
+      return 1;
+    case ExprKind::Mul:
+    case ExprKind::Div:
+      return 2;
+    case ExprKind::Neg:
+      return 3;
+    case ExprKind::Literal:
+      // A negative literal prints with a leading '-', like a negation.
+      return (n.value < 0 || std::signbit(n.value)) ? 3 : 4;
+    case ExprKind::Access:
+      return 4;
+  }
+  return 4;
+}
+
+std::string accessText(const ExprNode& n) {
+  std::string s = n.tensor ? n.tensor->name : std::string("<undefined>");
+  if (n.vars.empty()) return s;  // a scalar prints as its name
+  s += '(';
+  for (size_t k = 0; k < n.vars.size(); k++) {
+    if (k) s += ',';
+    s += n.vars[k].name();
+  }
+  s += ')';
+  return s;
+}
+
+std::string exprText(const ExprNode& n) {
+  switch (n.kind) {
+    case ExprKind::Access:
+      return accessText(n);
+    case ExprKind::Literal:
+      return literalText(n.value);
+    case ExprKind::Neg: {
+      const ExprNode& o = n.a.node();
+      std::string inner = exprText(o);
+      // Parenthesize anything looser than a factor, and a nested negation ("-(-x)").
+      if (precedence(o) <= 3) return "-(" + inner + ")";
+      return "-" + inner;
+    }
+    case ExprKind::Add:
+    case ExprKind::Sub:
+    case ExprKind::Mul:
+    case ExprKind::Div: {
+      int p = precedence(n);
+      const ExprNode& l = n.a.node();
+      const ExprNode& r = n.b.node();
+      std::string ls = exprText(l), rs = exprText(r);
+      // Left-associative: the left operand needs parentheses only if it binds looser;
+      // the right operand also when it binds equally (keeps the tree on re-parse).
+      if (precedence(l) < p) ls = "(" + ls + ")";
+      if (precedence(r) <= p) rs = "(" + rs + ")";
+      const char* op = n.kind == ExprKind::Add   ? " + "
+                       : n.kind == ExprKind::Sub ? " - "
+                       : n.kind == ExprKind::Mul ? " * "
+                                                 : " / ";
+      return ls + op + rs;
+    }
+  }
+  return "?";
+}
+
+void collectAccesses(const IndexExpr& e, std::vector<const ExprNode*>& out) {
+  if (!e.defined()) return;
+  const ExprNode& n = e.node();
+  switch (n.kind) {
+    case ExprKind::Access:
+      out.push_back(&n);
+      break;
+    case ExprKind::Literal:
+      break;
+    case ExprKind::Neg:
+      collectAccesses(n.a, out);
+      break;
+    default:
+      collectAccesses(n.a, out);
+      collectAccesses(n.b, out);
+      break;
+  }
+}
+
+bool contains(const std::vector<IndexVar>& vs, const IndexVar& v) {
+  return std::find(vs.begin(), vs.end(), v) != vs.end();
+}
+
+const ExprNode& lhsAccess(const Assignment& a) {
+  if (!a.lhs.defined() || a.lhs.kind() != ExprKind::Access)
+    throw NotationError("the left-hand side of an assignment must be a tensor access");
+  return a.lhs.node();
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- IndexVar
+
+IndexVar::IndexVar() : id_(nextVarId++) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "i%llu", static_cast<unsigned long long>(nextVarName++));
+  name_ = std::make_shared<const std::string>(buf);
+}
+
+IndexVar::IndexVar(const std::string& name)
+    : name_(std::make_shared<const std::string>(name)), id_(nextVarId++) {}
+
+const std::string& IndexVar::name() const { return *name_; }
+
+// ---------------------------------------------------------------- IndexExpr
+
+IndexExpr::IndexExpr(double literal) : node_(literalNode(literal)) {}
+IndexExpr::IndexExpr(int literal) : node_(literalNode(static_cast<double>(literal))) {}
+
+ExprKind IndexExpr::kind() const {
+  if (!node_) throw NotationError("undefined index expression");
+  return node_->kind;
+}
+
+std::string IndexExpr::str() const {
+  if (!node_) return "<undefined>";
+  return exprText(*node_);
+}
+
+IndexExpr operator+(const IndexExpr& a, const IndexExpr& b) { return binary(ExprKind::Add, a, b); }
+IndexExpr operator-(const IndexExpr& a, const IndexExpr& b) { return binary(ExprKind::Sub, a, b); }
+IndexExpr operator*(const IndexExpr& a, const IndexExpr& b) { return binary(ExprKind::Mul, a, b); }
+IndexExpr operator/(const IndexExpr& a, const IndexExpr& b) { return binary(ExprKind::Div, a, b); }
+
+IndexExpr operator-(const IndexExpr& a) {
+  if (!a.defined()) throw NotationError("operand of an index expression is undefined");
+  auto n = std::make_shared<ExprNode>();
+  n->kind = ExprKind::Neg;
+  n->a = a;
+  return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
+}
+
+// ---------------------------------------------------------------- Access
+
+namespace {
+std::shared_ptr<const ExprNode> accessNode(const TensorBase& t, std::vector<IndexVar> vars) {
+  if (!t.defined()) throw NotationError("access to an undefined tensor");
+  if (static_cast<int>(vars.size()) != t.order())
+    throw NotationError(t.name() + " has order " + std::to_string(t.order()) +
+                        " but is accessed with " + std::to_string(vars.size()) +
+                        " index variable" + (vars.size() == 1 ? "" : "s"));
+  auto n = std::make_shared<ExprNode>();
+  n->kind = ExprKind::Access;
+  n->tensor = t.impl();
+  n->vars = std::move(vars);
+  return n;
+}
+}  // namespace
+
+Access::Access(const TensorBase& t, std::vector<IndexVar> vars)
+    : IndexExpr(accessNode(t, std::move(vars))), handle_(std::make_shared<const TensorBase>(t)) {}
+
+const TensorBase& Access::tensor() const { return *handle_; }
+
+const std::vector<IndexVar>& Access::vars() const { return node().vars; }
+
+Access& Access::operator=(const IndexExpr& e) {
+  Assignment a;
+  a.lhs = *this;
+  a.rhs = e;
+  a.accumulate = false;
+  checkAssignment(a);
+  TensorBase(node().tensor).setAssignment(a);
+  return *this;
+}
+
+Access& Access::operator=(const Access& e) { return *this = static_cast<const IndexExpr&>(e); }
+
+Access& Access::operator+=(const IndexExpr& e) {
+  Assignment a;
+  a.lhs = *this;
+  a.rhs = e;
+  a.accumulate = true;
+  checkAssignment(a);
+  TensorBase(node().tensor).setAssignment(a);
+  return *this;
+}
+
+// ---------------------------------------------------------------- Assignment
+
+std::string Assignment::str() const {
+  std::string l = lhs.str();
+  std::string r = rhs.str();
+  return l + (accumulate ? " += " : " = ") + r;
+}
+
+std::vector<IndexVar> freeVars(const Assignment& a) { return lhsAccess(a).vars; }
+
+std::vector<IndexVar> reductionVars(const Assignment& a) {
+  const std::vector<IndexVar>& lhsVars = lhsAccess(a).vars;
+  std::vector<IndexVar> out;
+  for (const ExprNode* n : rhsAccesses(a))
+    for (const IndexVar& v : n->vars)
+      if (!contains(lhsVars, v) && !contains(out, v)) out.push_back(v);
+  return out;
+}
+
+std::vector<const ExprNode*> rhsAccesses(const Assignment& a) {
+  std::vector<const ExprNode*> out;
+  collectAccesses(a.rhs, out);
+  return out;
+}
+
+void checkAssignment(const Assignment& a) {
+  const ExprNode& lhs = lhsAccess(a);
+  if (!a.rhs.defined()) throw NotationError("the right-hand side of an assignment is undefined");
+  if (!lhs.tensor) throw NotationError("the left-hand side accesses an undefined tensor");
+
+  std::vector<const ExprNode*> accesses;
+  accesses.push_back(&lhs);
+  collectAccesses(a.rhs, accesses);
+
+  // Arity and repeated variables, left to right.
+  for (size_t k = 0; k < accesses.size(); k++) {
+    const ExprNode& n = *accesses[k];
+    if (!n.tensor) throw NotationError("access to an undefined tensor");
+    const std::string name = n.tensor->name;
+    int order = static_cast<int>(n.tensor->dims.size());
+    if (static_cast<int>(n.vars.size()) != order)
+      throw NotationError(name + " has order " + std::to_string(order) + " but is accessed with " +
+                          std::to_string(n.vars.size()) + " index variable" +
+                          (n.vars.size() == 1 ? "" : "s"));
+    for (size_t x = 0; x < n.vars.size(); x++)
+      for (size_t y = x + 1; y < n.vars.size(); y++)
+        if (n.vars[x] == n.vars[y]) {
+          if (k == 0)
+            throw NotationError("index variable " + n.vars[x].name() +
+                                " appears twice on the left-hand side " + accessText(n));
+          throw NotationError("index variable " + n.vars[x].name() + " is repeated in " +
+                              accessText(n) + " (a variable repeated inside one access is not supported)");
+        }
+    if (k > 0 && n.tensor == lhs.tensor)
+      throw NotationError("the output tensor " + name + " also appears on the right-hand side" +
+                          (a.accumulate ? std::string(" (not supported)")
+                                        : std::string("; use += to accumulate into it")));
+  }
+
+  // Every variable has one extent.
+  struct Seen {
+    int64_t extent;
+    std::string tensor;
+    int mode;
+  };
+  std::map<IndexVar, Seen> seen;
+  for (const ExprNode* n : accesses)
+    for (size_t m = 0; m < n->vars.size(); m++) {
+      const IndexVar& v = n->vars[m];
+      int64_t ext = n->tensor->dims[m];
+      auto it = seen.find(v);
+      if (it == seen.end()) {
+        seen.emplace(v, Seen{ext, n->tensor->name, static_cast<int>(m)});
+      } else if (it->second.extent != ext) {
+        throw DimensionError("index variable " + v.name() + ": extent " +
+                             std::to_string(it->second.extent) + " in " + it->second.tensor +
+                             " (mode " + std::to_string(it->second.mode) + ") but " +
+                             std::to_string(ext) + " in " + n->tensor->name + " (mode " +
+                             std::to_string(m) + ")");
+      }
+    }
+}
+
+int64_t extentOf(const Assignment& a, const IndexVar& v) {
+  const ExprNode& lhs = lhsAccess(a);
+  std::vector<const ExprNode*> accesses;
+  accesses.push_back(&lhs);
+  collectAccesses(a.rhs, accesses);
+  for (const ExprNode* n : accesses) {
+    if (!n->tensor) continue;
+    for (size_t m = 0; m < n->vars.size() && m < n->tensor->dims.size(); m++)
+      if (n->vars[m] == v) return n->tensor->dims[m];
+  }
+  throw NotationError("index variable " + v.name() + " does not appear in " + a.str());
+}
+
+}  // namespace tessel

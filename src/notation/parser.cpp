@@ -1,0 +1,398 @@
+// A hand-written recursive-descent parser for the text syntax of index notation
+// (grammar in tessel/parser.h). Parsing first builds a syntax tree of names; binding
+// those names to tensors and index variables is a separate step.
+#include "tessel/parser.h"
+
+#include <cctype>
+#include <charconv>
+#include <memory>
+
+#include "tessel/error.h"
+
+namespace tessel {
+
+namespace {
+
+enum class Tok { Name, Number, LParen, RParen, Comma, Plus, Minus, Star, Slash, Assign, PlusAssign, End };
+
+struct Token {
+  Tok kind = Tok::End;
+  std::string text;
+  int column = 0;  // 1-based
+  double value = 0;
+};
+
+struct SyntaxAccess {
+  std::string name;
+  int column = 0;
+  std::vector<std::string> vars;
+};
+
+struct SyntaxNode {
+  ExprKind kind = ExprKind::Literal;
+  SyntaxAccess access;  // Access
+  double value = 0;     // Literal
+  std::unique_ptr<SyntaxNode> a, b;
+};
+
+struct SyntaxAssignment {
+  SyntaxAccess lhs;
+  std::unique_ptr<SyntaxNode> rhs;
+  bool accumulate = false;
+};
+
+bool isNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool isNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+bool isDigit(char c) { return c >= '0' && c <= '9'; }
+
+class Parser {
+ public:
+  explicit Parser(const std::string& text) : text_(text) { advance(); }
+
+  SyntaxAssignment parseAssignment() {
+    SyntaxAssignment out;
+    if (tok_.kind == Tok::End) fail("empty expression", tok_.column);
+    if (tok_.kind == Tok::Number)
+      fail("the left-hand side must be a tensor access, not a number", tok_.column);
+    if (tok_.kind != Tok::Name)
+      fail("expected a tensor access on the left-hand side but found " + describe(tok_), tok_.column);
+    out.lhs = parseAccess();
+    if (tok_.kind == Tok::Assign) {
+      out.accumulate = false;
+    } else if (tok_.kind == Tok::PlusAssign) {
+      out.accumulate = true;
+    } else {
+      fail("expected '=' or '+=' but found " + describe(tok_), tok_.column);
+    }
+    std::string op = tok_.text;
+    advance();
+    if (tok_.kind == Tok::End) fail("empty expression after '" + op + "'", tok_.column);
+    out.rhs = parseExpr();
+    if (tok_.kind == Tok::RParen) fail("unmatched ')'", tok_.column);
+    if (tok_.kind != Tok::End)
+      fail("unexpected " + describe(tok_) + " after the end of the expression", tok_.column);
+    return out;
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& msg, int column) const {
+    throw ParseError(msg, text_, column);
+  }
+
+  static std::string describe(const Token& t) {
+    if (t.kind == Tok::End) return "end of input";
+    return "'" + t.text + "'";
+  }
+
+  // Lex the next token into tok_.
+  void advance() {
+    const size_t n = text_.size();
+    while (pos_ < n && std::isspace(static_cast<unsigned char>(text_[pos_]))) pos_++;
+    tok_ = Token();
+    tok_.column = static_cast<int>(pos_) + 1;
+    if (pos_ >= n) {
+      tok_.kind = Tok::End;
+      return;
+    }
+    const size_t start = pos_;
+    char c = text_[pos_];
+    if (isNameStart(c)) {
+      while (pos_ < n && isNameChar(text_[pos_])) pos_++;
+      tok_.kind = Tok::Name;
+      tok_.text = text_.substr(start, pos_ - start);
+      return;
+    }
+    if (isDigit(c) || (c == '.' && pos_ + 1 < n && isDigit(text_[pos_ + 1]))) {
+      lexNumber();
+      return;
+    }
+    pos_++;
+    tok_.text = std::string(1, c);
+    switch (c) {
+      case '(': tok_.kind = Tok::LParen; return;
+      case ')': tok_.kind = Tok::RParen; return;
+      case ',': tok_.kind = Tok::Comma; return;
+      case '-': tok_.kind = Tok::Minus; return;
+      case '*': tok_.kind = Tok::Star; return;
+      case '/': tok_.kind = Tok::Slash; return;
+      case '=': tok_.kind = Tok::Assign; return;
+      case '+':
+        if (pos_ < n && text_[pos_] == '=') {
+          pos_++;
+          tok_.kind = Tok::PlusAssign;
+          tok_.text = "+=";
+        } else {
+          tok_.kind = Tok::Plus;
+        }
+        return;
+      default:
+        break;
+    }
+    std::string shown = std::isprint(static_cast<unsigned char>(c))
+                            ? std::string(1, c)
+                            : "\\x" + std::string(1, "0123456789abcdef"[(c >> 4) & 15]) +
+                                  std::string(1, "0123456789abcdef"[c & 15]);
+    fail("unexpected character '" + shown + "'", static_cast<int>(start) + 1);
+  }
+
+  // digits ['.' digits] [('e'|'E') ['+'|'-'] digits], or '.' digits [...]
+  void lexNumber() {
+    const size_t n = text_.size();
+    const size_t start = pos_;
+    while (pos_ < n && isDigit(text_[pos_])) pos_++;
+    if (pos_ < n && text_[pos_] == '.') {
+      pos_++;
+      while (pos_ < n && isDigit(text_[pos_])) pos_++;
+    }
+    if (pos_ < n && (text_[pos_] == 'e' || text_[pos_] == 'E')) {
+      size_t e = pos_ + 1;
+      if (e < n && (text_[e] == '+' || text_[e] == '-')) e++;
+      if (e >= n || !isDigit(text_[e]))
+        fail("malformed exponent in number", static_cast<int>(pos_) + 1);
+      pos_ = e;
+      while (pos_ < n && isDigit(text_[pos_])) pos_++;
+    }
+    tok_.kind = Tok::Number;
+    tok_.text = text_.substr(start, pos_ - start);
+    // from_chars does not take "1." or ".5" in every library version: normalize.
+    std::string digits;
+    const std::string& t = tok_.text;
+    for (size_t k = 0; k < t.size(); k++) {
+      if (t[k] == '.' && k == 0) digits += '0';
+      digits += t[k];
+      if (t[k] == '.' && (k + 1 == t.size() || !isDigit(t[k + 1]))) digits += '0';
+    }
+    double v = 0;
+    auto r = std::from_chars(digits.data(), digits.data() + digits.size(), v);
+    if (r.ec == std::errc::result_out_of_range) {
+      // Underflow to zero is harmless; overflow is not.
+      bool tiny = false;
+      for (size_t k = 0; k < digits.size(); k++)
+        if ((digits[k] == 'e' || digits[k] == 'E') && k + 1 < digits.size() && digits[k + 1] == '-')
+          tiny = true;
+      if (!tiny) fail("number " + tok_.text + " is out of range", static_cast<int>(start) + 1);
+      v = 0;
+    } else if (r.ec != std::errc() || r.ptr != digits.data() + digits.size()) {
+      fail("malformed number " + tok_.text, static_cast<int>(start) + 1);
+    }
+    tok_.value = v;
+  }
+
+  // access := NAME [ '(' [NAME (',' NAME)*] ')' ]
+  SyntaxAccess parseAccess() {
+    SyntaxAccess acc;
+    acc.name = tok_.text;
+    acc.column = tok_.column;
+    advance();
+    if (tok_.kind != Tok::LParen) return acc;  // a scalar
+    const int open = tok_.column;
+    advance();
+    if (tok_.kind == Tok::RParen) {
+      advance();
+      return acc;
+    }
+    for (;;) {
+      if (tok_.kind == Tok::End)
+        fail("missing ')' for the '(' in column " + std::to_string(open), tok_.column);
+      if (tok_.kind != Tok::Name)
+        fail("expected an index variable name but found " + describe(tok_), tok_.column);
+      acc.vars.push_back(tok_.text);
+      advance();
+      if (tok_.kind == Tok::Comma) {
+        advance();
+        continue;
+      }
+      if (tok_.kind == Tok::RParen) {
+        advance();
+        return acc;
+      }
+      if (tok_.kind == Tok::End)
+        fail("missing ')' for the '(' in column " + std::to_string(open), tok_.column);
+      fail("expected ',' or ')' but found " + describe(tok_), tok_.column);
+    }
+  }
+
+  static std::unique_ptr<SyntaxNode> binary(ExprKind k, std::unique_ptr<SyntaxNode> a,
+                                            std::unique_ptr<SyntaxNode> b) {
+    auto n = std::make_unique<SyntaxNode>();
+    n->kind = k;
+    n->a = std::move(a);
+    n->b = std::move(b);
+    return n;
+  }
+
+  // expr := term (('+'|'-') term)*
+  std::unique_ptr<SyntaxNode> parseExpr() {
+    auto e = parseTerm();
+    while (tok_.kind == Tok::Plus || tok_.kind == Tok::Minus) {
+      ExprKind k = tok_.kind == Tok::Plus ? ExprKind::Add : ExprKind::Sub;
+      advance();
+      e = binary(k, std::move(e), parseTerm());
+    }
+    return e;
+  }
+
+  // term := factor (('*'|'/') factor)*
+  std::unique_ptr<SyntaxNode> parseTerm() {
+    auto e = parseFactor();
+    while (tok_.kind == Tok::Star || tok_.kind == Tok::Slash) {
+      ExprKind k = tok_.kind == Tok::Star ? ExprKind::Mul : ExprKind::Div;
+      advance();
+      e = binary(k, std::move(e), parseFactor());
+    }
+    return e;
+  }
+
+  // factor := '-' factor | '(' expr ')' | number | access
+  std::unique_ptr<SyntaxNode> parseFactor() {
+    switch (tok_.kind) {
+      case Tok::Minus: {
+        advance();
+        auto n = std::make_unique<SyntaxNode>();
+        n->kind = ExprKind::Neg;
+        n->a = parseFactor();
+        return n;
+      }
+      case Tok::LParen: {
+        const int open = tok_.column;
+        advance();
+        if (tok_.kind == Tok::RParen) fail("empty parentheses", tok_.column);
+        auto e = parseExpr();
+        if (tok_.kind != Tok::RParen)
+          fail("missing ')' for the '(' in column " + std::to_string(open) + ", found " +
+                   describe(tok_),
+               tok_.column);
+        advance();
+        return e;
+      }
+      case Tok::Number: {
+        auto n = std::make_unique<SyntaxNode>();
+        n->kind = ExprKind::Literal;
+        n->value = tok_.value;
+        advance();
+        return n;
+      }
+      case Tok::Name: {
+        auto n = std::make_unique<SyntaxNode>();
+        n->kind = ExprKind::Access;
+        n->access = parseAccess();
+        return n;
+      }
+      case Tok::End:
+        fail("expected an operand at the end of the expression", tok_.column);
+      default:
+        fail("expected an operand but found " + describe(tok_), tok_.column);
+    }
+  }
+
+  const std::string& text_;
+  size_t pos_ = 0;
+  Token tok_;
+};
+
+void collectSyntaxAccesses(const SyntaxNode& n, std::vector<const SyntaxAccess*>& out) {
+  switch (n.kind) {
+    case ExprKind::Access:
+      out.push_back(&n.access);
+      break;
+    case ExprKind::Literal:
+      break;
+    case ExprKind::Neg:
+      collectSyntaxAccesses(*n.a, out);
+      break;
+    default:
+      collectSyntaxAccesses(*n.a, out);
+      collectSyntaxAccesses(*n.b, out);
+      break;
+  }
+}
+
+class Binder {
+ public:
+  explicit Binder(const std::map<std::string, TensorBase>& tensors) : tensors_(tensors) {}
+
+  Access access(const SyntaxAccess& s) {
+    auto it = tensors_.find(s.name);
+    if (it == tensors_.end() || !it->second.defined())
+      throw NotationError("unknown tensor " + s.name + " (at column " + std::to_string(s.column) + ")");
+    std::vector<IndexVar> vars;
+    for (const std::string& v : s.vars) vars.push_back(var(v));
+    return Access(it->second, std::move(vars));
+  }
+
+  IndexExpr expr(const SyntaxNode& n) {
+    switch (n.kind) {
+      case ExprKind::Access:
+        return access(n.access);
+      case ExprKind::Literal:
+        return IndexExpr(n.value);
+      case ExprKind::Neg:
+        return -expr(*n.a);
+      case ExprKind::Add: {
+        IndexExpr a = expr(*n.a);
+        return a + expr(*n.b);
+      }
+      case ExprKind::Sub: {
+        IndexExpr a = expr(*n.a);
+        return a - expr(*n.b);
+      }
+      case ExprKind::Mul: {
+        IndexExpr a = expr(*n.a);
+        return a * expr(*n.b);
+      }
+      case ExprKind::Div: {
+        IndexExpr a = expr(*n.a);
+        return a / expr(*n.b);
+      }
+    }
+    throw InternalError("bad syntax node");
+  }
+
+ private:
+  IndexVar var(const std::string& name) {
+    auto it = vars_.find(name);
+    if (it != vars_.end()) return it->second;
+    IndexVar v(name);
+    vars_.emplace(name, v);
+    return v;
+  }
+
+  const std::map<std::string, TensorBase>& tensors_;
+  std::map<std::string, IndexVar> vars_;
+};
+
+}  // namespace
+
+std::vector<TensorUse> scanTensors(const std::string& text) {
+  SyntaxAssignment s = Parser(text).parseAssignment();
+  std::vector<const SyntaxAccess*> accesses{&s.lhs};
+  collectSyntaxAccesses(*s.rhs, accesses);
+  std::vector<TensorUse> out;
+  for (size_t k = 0; k < accesses.size(); k++) {
+    const SyntaxAccess& a = *accesses[k];
+    int order = static_cast<int>(a.vars.size());
+    bool found = false;
+    for (const TensorUse& u : out)
+      if (u.name == a.name) {
+        found = true;
+        if (u.order != order)
+          throw NotationError("tensor " + a.name + " is used with " + std::to_string(u.order) +
+                              " and with " + std::to_string(order) + " index variables");
+      }
+    if (!found) out.push_back(TensorUse{a.name, order, k == 0});
+  }
+  return out;
+}
+
+Assignment parseAssignment(const std::string& text,
+                           const std::map<std::string, TensorBase>& tensors) {
+  SyntaxAssignment s = Parser(text).parseAssignment();
+  Binder b(tensors);
+  Assignment a;
+  a.lhs = b.access(s.lhs);
+  a.rhs = b.expr(*s.rhs);
+  a.accumulate = s.accumulate;
+  return a;
+}
+
+}  // namespace tessel

@@ -1,0 +1,79 @@
+// tensorsClose: compares two tensors as dense functions (a missing entry is 0).
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "tessel/reference.h"
+
+namespace tessel {
+
+namespace {
+
+using Coords = std::vector<int64_t>;
+
+// Entries as a map (duplicate coordinates summed).
+std::map<Coords, double> entries(const CooData& c) {
+  std::map<Coords, double> out;
+  const int order = c.order();
+  Coords key(order);
+  for (int64_t e = 0; e < c.nnz(); e++) {
+    for (int m = 0; m < order; m++) key[m] = c.coords[e * order + m];
+    out[key] += c.values[e];
+  }
+  return out;
+}
+
+std::string number(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.17g", v);
+  return buf;
+}
+
+std::string tuple(const Coords& c) {
+  std::string s = "(";
+  for (size_t k = 0; k < c.size(); k++) s += (k ? ", " : "") + std::to_string(c[k]);
+  return s + ")";
+}
+
+// actual x against expected y.
+bool close(double x, double y, double rtol, double atol) {
+  if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
+  if (std::isinf(x) || std::isinf(y)) return x == y;
+  return std::fabs(x - y) <= atol + rtol * std::fabs(y);
+}
+
+}  // namespace
+
+bool tensorsClose(const CooData& expected, const CooData& actual, double rtol, double atol,
+                  std::string* why) {
+  if (expected.dims != actual.dims) {
+    if (why) *why = "dimensions differ: expected " + tuple(expected.dims) + " but got " + tuple(actual.dims);
+    return false;
+  }
+  std::map<Coords, double> e = entries(expected), a = entries(actual);
+  // Walk the union of coordinates in order; the first mismatch is reported.
+  auto ei = e.begin(), ai = a.begin();
+  while (ei != e.end() || ai != a.end()) {
+    Coords c;
+    double y = 0, x = 0;
+    if (ai == a.end() || (ei != e.end() && ei->first < ai->first)) {
+      c = ei->first;
+      y = (ei++)->second;
+    } else if (ei == e.end() || ai->first < ei->first) {
+      c = ai->first;
+      x = (ai++)->second;
+    } else {
+      c = ei->first;
+      y = (ei++)->second;
+      x = (ai++)->second;
+    }
+    if (!close(x, y, rtol, atol)) {
+      if (why) *why = "at " + tuple(c) + ": expected " + number(y) + " but got " + number(x);
+      return false;
+    }
+  }
+  return true;
+}
+
+}  // namespace tessel

@@ -1,0 +1,797 @@
+// Tensor storage: construction, inserts, packing into level arrays, reading them back.
+//
+// Packing (see pack()): the pending entries are sorted lexicographically in storage
+// order through an index permutation, stably, without moving values: normally by one
+// LSD radix sort of 64-bit linearized keys; when the product of the dimensions exceeds
+// 64 bits, by one stable counting/radix sort per level. Equal coordinates are merged
+// into groups (summed into vals at the end), and the levels are built top-down. While
+// building, every position of the current level owns a contiguous range of the sorted
+// groups; because positions are created in coordinate order, the ranges of consecutive
+// positions are adjacent, so one bounds array (bnd[p]..bnd[p+1]) of size positions+1
+// describes them all. Cost: O(nnz * passes + storage size).
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "tessel/tensor.h"
+
+namespace tessel {
+
+// ---------------------------------------------------------------------------------------
+// Storage
+
+namespace {
+
+void freeRaw(tessel_tensor_t& raw) {
+  for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
+    std::free(raw.pos[k]);
+    std::free(raw.crd[k]);
+  }
+  std::free(raw.vals);
+  std::memset(&raw, 0, sizeof raw);
+}
+
+}  // namespace
+
+void Storage::release() { freeRaw(raw); }
+
+// ---------------------------------------------------------------------------------------
+// Helpers
+
+namespace {
+
+int widthBytes(IndexWidth w) { return w == IndexWidth::W32 ? 4 : 8; }
+int widthBits(IndexWidth w) { return w == IndexWidth::W32 ? 32 : 64; }
+int64_t widthMax(IndexWidth w) {
+  return w == IndexWidth::W32 ? static_cast<int64_t>(INT32_MAX) : INT64_MAX;
+}
+
+int64_t readIndex(const void* a, IndexWidth w, int64_t i) {
+  return w == IndexWidth::W32 ? static_cast<int64_t>(static_cast<const int32_t*>(a)[i])
+                              : static_cast<const int64_t*>(a)[i];
+}
+
+void writeIndex(void* a, IndexWidth w, int64_t i, int64_t v) {
+  if (w == IndexWidth::W32)
+    static_cast<int32_t*>(a)[i] = static_cast<int32_t>(v);
+  else
+    static_cast<int64_t*>(a)[i] = v;
+}
+
+std::string dimsStr(const std::vector<int64_t>& d) {
+  std::string s;
+  for (size_t i = 0; i < d.size(); i++) {
+    if (i) s += "x";
+    s += std::to_string(d[i]);
+  }
+  return d.empty() ? "(scalar)" : s;
+}
+
+/// calloc'd array of `count` elements of `elemBytes` (never NULL; at least one byte).
+void* allocZeroed(const std::string& tensor, int64_t count, size_t elemBytes, const char* what) {
+  size_t bytes = 0;
+  if (count < 0 || __builtin_mul_overflow(static_cast<size_t>(count), elemBytes, &bytes))
+    throw OverflowError("tensor " + tensor + ": " + what + " of " + std::to_string(count) +
+                        " elements of " + std::to_string(elemBytes) +
+                        " bytes does not fit in memory (size overflows)");
+  void* p = std::calloc(bytes ? bytes : 1, 1);
+  if (!p)
+    throw UserError("tensor " + tensor + ": cannot allocate " + std::to_string(bytes) +
+                    " bytes for " + what + " (" + std::to_string(count) + " elements)");
+  return p;
+}
+
+/// Owns a tessel_tensor_t while it is being built; frees it unless released.
+struct RawGuard {
+  tessel_tensor_t raw{};
+  bool owned = true;
+  RawGuard() { std::memset(&raw, 0, sizeof raw); }
+  ~RawGuard() {
+    if (owned) freeRaw(raw);
+  }
+  RawGuard(const RawGuard&) = delete;
+  RawGuard& operator=(const RawGuard&) = delete;
+};
+
+TensorImpl& checkedImpl(const std::shared_ptr<TensorImpl>& p) {
+  if (!p) throw UserError("use of an undefined (default-constructed) tensor");
+  return *p;
+}
+
+void checkCoordinate(const TensorImpl& t, int mode, int64_t c) {
+  int64_t n = t.dims[mode];
+  if (c < 0 || c >= n)
+    throw DimensionError("tensor " + t.name + ": coordinate " + std::to_string(c) + " of mode " +
+                         std::to_string(mode) + " is out of range (extent " + std::to_string(n) +
+                         ")");
+}
+
+void checkArity(const TensorImpl& t, size_t given) {
+  if (given != t.dims.size())
+    throw DimensionError("tensor " + t.name + " has " + std::to_string(t.dims.size()) +
+                         " modes but " + std::to_string(given) + " coordinates were given");
+}
+
+// ---- element arithmetic (summing duplicates) ----
+
+template <typename T>
+T addValues(const TensorImpl& t, T a, T b) {
+  if constexpr (std::is_same_v<T, bool>) {
+    return a || b;
+  } else if constexpr (std::is_integral_v<T>) {
+    T r;
+    if (__builtin_add_overflow(a, b, &r))
+      throw OverflowError("tensor " + t.name + ": summing duplicate entries " +
+                          std::to_string(a) + " + " + std::to_string(b) + " overflows " +
+                          datatypeName(t.type));
+    return r;
+  } else {
+    return a + b;
+  }
+}
+
+template <typename T>
+double valueAsDouble(const void* vals, int64_t p) {
+  return static_cast<double>(static_cast<const T*>(vals)[p]);
+}
+
+double readValue(Datatype type, const void* vals, int64_t p) {
+  switch (type) {
+    case Datatype::Bool: return static_cast<const bool*>(vals)[p] ? 1.0 : 0.0;
+    case Datatype::Int32: return valueAsDouble<int32_t>(vals, p);
+    case Datatype::Int64: return valueAsDouble<int64_t>(vals, p);
+    case Datatype::Float32: return valueAsDouble<float>(vals, p);
+    case Datatype::Float64: return valueAsDouble<double>(vals, p);
+  }
+  throw InternalError("readValue: unknown datatype");
+}
+
+template <typename T>
+void storeFromDouble(const TensorImpl& t, unsigned char* dst, double v) {
+  T x;
+  if constexpr (std::is_same_v<T, bool>) {
+    x = v != 0;
+  } else if constexpr (std::is_integral_v<T>) {
+    // The range [min, max + 1) is exact in double for 32- and 64-bit integers.
+    const double lo = static_cast<double>(std::numeric_limits<T>::min());
+    const double hi = -lo;  // 2^(bits-1)
+    if (!(v >= lo && v < hi))
+      throw OverflowError("tensor " + t.name + ": value " + std::to_string(v) +
+                          " does not fit " + datatypeName(t.type));
+    x = static_cast<T>(v);
+  } else {
+    x = static_cast<T>(v);
+  }
+  std::memcpy(dst, &x, sizeof(T));
+}
+
+void storeFromDouble(const TensorImpl& t, unsigned char* dst, double v) {
+  switch (t.type) {
+    case Datatype::Bool: return storeFromDouble<bool>(t, dst, v);
+    case Datatype::Int32: return storeFromDouble<int32_t>(t, dst, v);
+    case Datatype::Int64: return storeFromDouble<int64_t>(t, dst, v);
+    case Datatype::Float32: return storeFromDouble<float>(t, dst, v);
+    case Datatype::Float64: return storeFromDouble<double>(t, dst, v);
+  }
+  throw InternalError("storeFromDouble: unknown datatype");
+}
+
+// ---- sorting ----
+
+/// The pending entries sorted lexicographically in storage order (stably: equal
+/// coordinates keep insertion order) and merged into nu groups of equal coordinates.
+/// Group u is the pending entries entry(groupBegin(u)) .. entry(groupEnd(u) - 1).
+/// Identity permutations and groups (sorted input, no duplicates) are not materialized.
+struct SortedEntries {
+  int64_t nu = 0;
+  bool permIdentity = true;
+  std::vector<int64_t> perm;  // sorted position -> pending entry (unless identity)
+  bool groupsIdentity = true;
+  std::vector<int64_t> gs;  // group starts in sorted order, size nu + 1 (unless identity)
+  // Keyed path: the storage-order coordinates of group u linearized into ukeys[u]
+  // (sum of coordinate k times stride[k]). Not used when the key space exceeds 64 bits.
+  bool keyed = false;
+  std::vector<uint64_t> ukeys;
+  std::vector<uint64_t> stride;
+
+  int64_t entry(int64_t i) const { return permIdentity ? i : perm[i]; }
+  int64_t groupBegin(int64_t u) const { return groupsIdentity ? u : gs[u]; }
+  int64_t groupEnd(int64_t u) const { return groupsIdentity ? u + 1 : gs[u + 1]; }
+};
+
+/// Stable LSD radix sort of (keys, idx) by the low `bits` bits of keys.
+void radixSort(std::vector<uint64_t>& keys, std::vector<int64_t>& idx, int bits) {
+  constexpr int D = 11;
+  constexpr size_t B = size_t{1} << D;
+  const size_t n = keys.size();
+  std::vector<uint64_t> k2(n);
+  std::vector<int64_t> i2(n);
+  std::vector<size_t> count(B + 1);
+  for (int shift = 0; shift < bits; shift += D) {
+    std::fill(count.begin(), count.end(), 0);
+    for (size_t i = 0; i < n; i++) count[((keys[i] >> shift) & (B - 1)) + 1]++;
+    bool trivial = false;
+    for (size_t d = 1; d <= B && !trivial; d++) trivial = count[d] == n;
+    if (trivial) continue;  // every key has the same digit here
+    for (size_t d = 0; d < B; d++) count[d + 1] += count[d];
+    for (size_t i = 0; i < n; i++) {
+      size_t at = count[(keys[i] >> shift) & (B - 1)]++;
+      k2[at] = keys[i];
+      i2[at] = idx[i];
+    }
+    keys.swap(k2);
+    idx.swap(i2);
+  }
+}
+
+/// Group the sorted entries; `same(i)` tells whether sorted entry i equals entry i-1.
+template <typename Same>
+void makeGroups(int64_t n, SortedEntries& s, Same same) {
+  int64_t nu = 0;
+  for (int64_t i = 0; i < n; i++)
+    if (i == 0 || !same(i)) nu++;
+  s.nu = nu;
+  s.gs.clear();
+  s.groupsIdentity = nu == n;
+  if (s.groupsIdentity) return;
+  s.gs.reserve(static_cast<size_t>(nu) + 1);
+  for (int64_t i = 0; i < n; i++)
+    if (i == 0 || !same(i)) s.gs.push_back(i);
+  s.gs.push_back(n);
+}
+
+void identityPerm(int64_t n, SortedEntries& s) {
+  s.permIdentity = false;
+  s.perm.resize(n);
+  for (int64_t i = 0; i < n; i++) s.perm[i] = i;
+}
+
+/// Sort and merge through 64-bit linearized keys (the common case: the product of the
+/// dimensions fits in 64 bits). Sequential passes only, apart from one gather.
+bool sortKeyed(const TensorImpl& t, int64_t n, SortedEntries& s) {
+  const int r = static_cast<int>(t.dims.size());
+  const std::vector<int>& mo = t.format.modeOrder();
+  s.stride.assign(r, 1);
+  uint64_t total = 1;
+  for (int k = r - 1; k >= 0; k--) {
+    s.stride[k] = total;
+    if (__builtin_mul_overflow(total, static_cast<uint64_t>(t.dims[mo[k]]), &total))
+      return false;
+  }
+  s.keyed = true;
+  const int64_t* c = t.pendingCoords.data();
+  std::vector<uint64_t> keys(n);
+  for (int64_t i = 0; i < n; i++) {
+    uint64_t key = 0;
+    for (int k = 0; k < r; k++) key += static_cast<uint64_t>(c[i * r + mo[k]]) * s.stride[k];
+    keys[i] = key;
+  }
+  bool sorted = true;
+  for (int64_t i = 1; i < n && sorted; i++) sorted = keys[i - 1] <= keys[i];
+  if (!sorted) {
+    identityPerm(n, s);
+    int bits = total <= 1 ? 0 : 64 - __builtin_clzll(total - 1);
+    radixSort(keys, s.perm, bits);
+  }
+  makeGroups(n, s, [&](int64_t i) { return keys[i] == keys[i - 1]; });
+  // Compact the keys in place into one key per group.
+  if (!s.groupsIdentity) {
+    for (int64_t u = 0; u < s.nu; u++) keys[u] = keys[s.gs[u]];
+    keys.resize(s.nu);
+  }
+  s.ukeys = std::move(keys);
+  return true;
+}
+
+/// General path (key space beyond 64 bits): LSD over levels through an index
+/// permutation, one stable counting sort (small extents) or radix sort per level.
+void sortGeneral(const TensorImpl& t, int64_t n, SortedEntries& s) {
+  const int r = static_cast<int>(t.dims.size());
+  const int64_t* c = t.pendingCoords.data();
+  const std::vector<int>& mo = t.format.modeOrder();
+  s.keyed = false;
+
+  auto less = [&](int64_t a, int64_t b) {
+    for (int k = 0; k < r; k++) {
+      int64_t ca = c[a * r + mo[k]], cb = c[b * r + mo[k]];
+      if (ca != cb) return ca < cb;
+    }
+    return false;
+  };
+  bool sorted = true;
+  for (int64_t i = 1; i < n && sorted; i++)
+    if (less(i, i - 1)) sorted = false;
+  if (!sorted) {
+    identityPerm(n, s);
+    std::vector<int64_t>& perm = s.perm;
+    std::vector<int64_t> next(n);
+    std::vector<uint64_t> keys;
+    std::vector<int64_t> count;
+    for (int k = r - 1; k >= 0; k--) {
+      const int m = mo[k];
+      const int64_t N = t.dims[m];
+      if (N <= 4 * n + 1024) {
+        count.assign(static_cast<size_t>(N) + 1, 0);
+        for (int64_t i = 0; i < n; i++) count[c[perm[i] * r + m] + 1]++;
+        for (int64_t x = 0; x < N; x++) count[x + 1] += count[x];
+        for (int64_t i = 0; i < n; i++) next[count[c[perm[i] * r + m]]++] = perm[i];
+        perm.swap(next);
+      } else {
+        keys.resize(n);
+        for (int64_t i = 0; i < n; i++) keys[i] = static_cast<uint64_t>(c[perm[i] * r + m]);
+        radixSort(keys, perm, 64 - __builtin_clzll(static_cast<uint64_t>(N - 1)));
+      }
+    }
+  }
+  makeGroups(n, s, [&](int64_t i) {
+    const int64_t a = s.entry(i), b = s.entry(i - 1);
+    for (int m = 0; m < r; m++)
+      if (c[a * r + m] != c[b * r + m]) return false;
+    return true;
+  });
+}
+
+/// Coordinate of level k of every group, in sorted order.
+void groupColumn(const TensorImpl& t, const SortedEntries& s, int k, std::vector<int64_t>& col) {
+  const int64_t nu = s.nu;
+  col.resize(nu);
+  const int m = t.format.modeOfLevel(k);
+  const int64_t N = t.dims[m];
+  if (s.keyed) {
+    const uint64_t st = s.stride[k];
+    for (int64_t u = 0; u < nu; u++)
+      col[u] = static_cast<int64_t>((s.ukeys[u] / st) % static_cast<uint64_t>(N));
+  } else {
+    const int r = static_cast<int>(t.dims.size());
+    const int64_t* c = t.pendingCoords.data();
+    for (int64_t u = 0; u < nu; u++) col[u] = c[s.entry(s.groupBegin(u)) * r + m];
+  }
+}
+
+/// The groups owned by the positions of the level being built: position p owns groups
+/// bnd[p] .. bnd[p+1]-1 (consecutive positions own adjacent ranges). Below a
+/// CompressedNU level every position owns exactly its own group (identity, not stored).
+struct Bounds {
+  bool identity = false;
+  std::vector<int64_t> b;
+  int64_t begin(int64_t p) const { return identity ? p : b[p]; }
+  int64_t end(int64_t p) const { return identity ? p + 1 : b[p + 1]; }
+};
+
+/// vals[p] = sum of the group owned by position p (0 where none).
+template <typename T>
+void writeValues(const TensorImpl& t, void* vals, const SortedEntries& s, const Bounds& bnd,
+                 int64_t P) {
+  T* out = static_cast<T*>(vals);
+  const unsigned char* pv = t.pendingVals.data();
+  auto load = [&](int64_t e) {
+    T v;
+    std::memcpy(&v, pv + static_cast<size_t>(e) * sizeof(T), sizeof(T));
+    return v;
+  };
+  for (int64_t p = 0; p < P; p++) {
+    const int64_t b = bnd.begin(p), e = bnd.end(p);
+    if (b == e) continue;
+    TESSEL_CHECK(e - b == 1, "pack: a last-level position owns " + std::to_string(e - b) +
+                                 " entries");
+    const int64_t g0 = s.groupBegin(b), g1 = s.groupEnd(b);
+    T acc = load(s.entry(g0));
+    for (int64_t i = g0 + 1; i < g1; i++) acc = addValues<T>(t, acc, load(s.entry(i)));
+    out[p] = acc;
+  }
+}
+
+/// Build a tessel_tensor_t from sorted, merged entries (s.nu == 0: a valid empty tensor).
+tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
+  const Format& f = t.format;
+  const int r = static_cast<int>(t.dims.size());
+  TESSEL_CHECK(r == f.order(), "tensor order differs from format order");
+  TESSEL_CHECK(r <= TESSEL_MAX_ORDER, "order above TESSEL_MAX_ORDER");
+  const std::string& name = t.name;
+  const int64_t nu = s.nu;
+  const bool empty = nu == 0;
+  const IndexWidth pw = f.posWidth(), cw = f.crdWidth();
+
+  RawGuard g;
+  tessel_tensor_t& raw = g.raw;
+  raw.order = r;
+
+  int64_t P = 1;  // positions of the level above (the root: 1)
+  Bounds bnd;     // groups owned by each of those positions (unless empty)
+  bnd.b = {0, nu};
+  std::vector<int64_t> col, nb;
+
+  auto checkPos = [&](int k, int64_t count) {
+    if (count > widthMax(pw))
+      throw OverflowError("tensor " + name + ": level " + std::to_string(k) + " has " +
+                          std::to_string(count) + " positions, which does not fit the " +
+                          std::to_string(widthBits(pw)) + "-bit pos width");
+  };
+  auto allocPos = [&](int k) {
+    int64_t size;
+    if (__builtin_add_overflow(P, int64_t{1}, &size))
+      throw OverflowError("tensor " + name + ": pos array of level " + std::to_string(k) +
+                          " overflows");
+    raw.pos[k] = allocZeroed(name, size, widthBytes(pw), "pos array");
+    raw.pos_size[k] = size;
+  };
+  auto allocCrd = [&](int k, int64_t size) {
+    raw.crd[k] = allocZeroed(name, size, widthBytes(cw), "crd array");
+    raw.crd_size[k] = size;
+  };
+
+  for (int k = 0; k < r; k++) {
+    const int64_t N = t.dims[f.modeOfLevel(k)];
+    raw.dims[k] = N;
+    const bool last = k == r - 1;
+    if (!empty) groupColumn(t, s, k, col);
+    switch (f.level(k)) {
+      case LevelKind::Dense: {
+        int64_t P2;
+        if (__builtin_mul_overflow(P, N, &P2))
+          throw OverflowError("tensor " + name + ": dense level " + std::to_string(k) +
+                              " has " + std::to_string(P) + " x " + std::to_string(N) +
+                              " positions, which overflows 64-bit integers");
+        if (!empty) {
+          TESSEL_CHECK(!bnd.identity, "pack: dense level below a non-unique level");
+          nb.assign(static_cast<size_t>(P2) + 1, 0);
+          for (int64_t p = 0; p < P; p++) {
+            int64_t idx = bnd.b[p], e = bnd.b[p + 1];
+            for (int64_t x = 0; x < N; x++) {
+              while (idx < e && col[idx] < x) idx++;
+              nb[p * N + x] = idx;
+            }
+          }
+          nb[P2] = nu;
+          bnd.b.swap(nb);
+        }
+        P = P2;
+        break;
+      }
+      case LevelKind::Compressed: {
+        allocPos(k);
+        int64_t cnt = 0;
+        if (!empty) {
+          TESSEL_CHECK(!bnd.identity, "pack: compressed level below a non-unique level");
+          const std::vector<int64_t>& pb = bnd.b;
+          for (int64_t p = 0; p < P; p++)
+            for (int64_t i = pb[p]; i < pb[p + 1]; i++)
+              if (i == pb[p] || col[i] != col[i - 1]) cnt++;
+          checkPos(k, cnt);
+          allocCrd(k, cnt);
+          if (!last) nb.resize(static_cast<size_t>(cnt) + 1);
+          int64_t q = 0;
+          for (int64_t p = 0; p < P; p++) {
+            for (int64_t i = pb[p]; i < pb[p + 1]; i++)
+              if (i == pb[p] || col[i] != col[i - 1]) {
+                writeIndex(raw.crd[k], cw, q, col[i]);
+                if (!last) nb[q] = i;
+                q++;
+              }
+            writeIndex(raw.pos[k], pw, p + 1, q);
+          }
+          if (!last) {
+            nb[cnt] = nu;
+            bnd.b.swap(nb);
+          } else {
+            // Last level, all levels above unique: one position per group, in order.
+            TESSEL_CHECK(cnt == nu, "pack: last compressed level merged distinct entries");
+            bnd.identity = true;
+            std::vector<int64_t>().swap(bnd.b);
+          }
+        } else {
+          allocCrd(k, 0);
+        }
+        P = cnt;
+        break;
+      }
+      case LevelKind::CompressedNU: {
+        allocPos(k);
+        if (!empty) {
+          // Every group becomes a position: the children of p are its groups.
+          TESSEL_CHECK(!bnd.identity, "pack: CompressedNU level below a non-unique level");
+          checkPos(k, nu);
+          for (int64_t p = 0; p <= P; p++) writeIndex(raw.pos[k], pw, p, bnd.b[p]);
+          allocCrd(k, nu);
+          for (int64_t u = 0; u < nu; u++) writeIndex(raw.crd[k], cw, u, col[u]);
+          bnd.identity = true;
+          std::vector<int64_t>().swap(bnd.b);
+          P = nu;
+        } else {
+          allocCrd(k, 0);
+          P = 0;
+        }
+        break;
+      }
+      case LevelKind::Singleton: {
+        TESSEL_CHECK(empty ? P == 0 : bnd.identity,
+                     "pack: singleton level not below a CompressedNU level");
+        allocCrd(k, P);
+        for (int64_t q = 0; q < P; q++) writeIndex(raw.crd[k], cw, q, col[q]);
+        break;
+      }
+    }
+  }
+
+  const int esize = datatypeSize(t.type);
+  raw.vals = allocZeroed(name, P, static_cast<size_t>(esize), "values array");
+  raw.vals_size = P;
+  if (!empty) {
+    switch (t.type) {
+      case Datatype::Bool: writeValues<bool>(t, raw.vals, s, bnd, P); break;
+      case Datatype::Int32: writeValues<int32_t>(t, raw.vals, s, bnd, P); break;
+      case Datatype::Int64: writeValues<int64_t>(t, raw.vals, s, bnd, P); break;
+      case Datatype::Float32: writeValues<float>(t, raw.vals, s, bnd, P); break;
+      case Datatype::Float64: writeValues<double>(t, raw.vals, s, bnd, P); break;
+    }
+  }
+  g.owned = false;
+  return raw;
+}
+
+void installStorage(TensorImpl& t, const tessel_tensor_t& raw) {
+  t.storage.release();
+  t.storage.raw = raw;
+}
+
+/// Bounds [begin, end) of the children of parent position p at level k.
+void childRange(const TensorImpl& t, int k, int64_t p, int64_t& begin, int64_t& end) {
+  const tessel_tensor_t& raw = t.storage.raw;
+  switch (t.format.level(k)) {
+    case LevelKind::Dense: {
+      const int64_t N = t.dims[t.format.modeOfLevel(k)];
+      begin = p * N;
+      end = begin + N;
+      return;
+    }
+    case LevelKind::Compressed:
+    case LevelKind::CompressedNU:
+      TESSEL_CHECK(raw.pos[k] && p + 1 < raw.pos_size[k],
+                   "tensor " + t.name + ": pos array of level " + std::to_string(k) +
+                       " is too short for parent position " + std::to_string(p));
+      begin = readIndex(raw.pos[k], t.format.posWidth(), p);
+      end = readIndex(raw.pos[k], t.format.posWidth(), p + 1);
+      TESSEL_CHECK(0 <= begin && begin <= end && end <= raw.crd_size[k],
+                   "tensor " + t.name + ": pos array of level " + std::to_string(k) +
+                       " is inconsistent with its crd array");
+      return;
+    case LevelKind::Singleton:
+      begin = p;
+      end = p + 1;
+      TESSEL_CHECK(raw.crd[k] && end <= raw.crd_size[k],
+                   "tensor " + t.name + ": crd array of singleton level " + std::to_string(k) +
+                       " is too short");
+      return;
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------
+// TensorBase
+
+TensorBase::TensorBase(std::string name, Datatype type, std::vector<int64_t> dims,
+                       Format format) {
+  auto impl = std::make_shared<TensorImpl>();
+  if (static_cast<int>(dims.size()) != format.order())
+    throw FormatError("tensor " + name + " has " + std::to_string(dims.size()) +
+                      " modes but format '" + format.str() + "' has " +
+                      std::to_string(format.order()) + " levels");
+  if (dims.size() > TESSEL_MAX_ORDER)
+    throw FormatError("tensor " + name + " has " + std::to_string(dims.size()) +
+                      " modes; at most " + std::to_string(TESSEL_MAX_ORDER) + " are supported");
+  (void)datatypeSize(type);  // rejects invalid datatypes
+  const IndexWidth cw = format.crdWidth();
+  for (size_t m = 0; m < dims.size(); m++) {
+    if (dims[m] < 0)
+      throw DimensionError("tensor " + name + ": dimension " + std::to_string(dims[m]) +
+                           " of mode " + std::to_string(m) + " is negative");
+    if (dims[m] > 0 && dims[m] - 1 > widthMax(cw))
+      throw OverflowError("tensor " + name + ": dimension " + std::to_string(dims[m]) +
+                          " of mode " + std::to_string(m) + " does not fit the " +
+                          std::to_string(widthBits(cw)) +
+                          "-bit crd width (use 64-bit coordinates)");
+  }
+  impl->name = std::move(name);
+  impl->type = type;
+  impl->dims = std::move(dims);
+  impl->format = std::move(format);
+  // A valid empty tensor of this format, so that an unpacked tensor can be read.
+  SortedEntries none;
+  impl->storage.raw = buildStorage(*impl, none);
+  impl_ = std::move(impl);
+}
+
+void TensorBase::insertBytes(const std::vector<int64_t>& coords, const void* value) {
+  TensorImpl& t = checkedImpl(impl_);
+  checkArity(t, coords.size());
+  for (size_t m = 0; m < coords.size(); m++) checkCoordinate(t, static_cast<int>(m), coords[m]);
+  t.pendingCoords.insert(t.pendingCoords.end(), coords.begin(), coords.end());
+  const auto* b = static_cast<const unsigned char*>(value);
+  t.pendingVals.insert(t.pendingVals.end(), b, b + datatypeSize(t.type));
+  t.packed = false;  // storage no longer reflects every insert
+}
+
+void TensorBase::pack() {
+  TensorImpl& t = checkedImpl(impl_);
+  const int r = order();
+  const size_t esize = static_cast<size_t>(datatypeSize(t.type));
+  TESSEL_CHECK(t.pendingVals.size() % esize == 0, "pending values misaligned");
+  const int64_t n = static_cast<int64_t>(t.pendingVals.size() / esize);
+  TESSEL_CHECK(t.pendingCoords.size() == static_cast<size_t>(n) * static_cast<size_t>(r),
+               "pending coordinates and values disagree");
+
+  SortedEntries sorted;
+  if (!sortKeyed(t, n, sorted)) sortGeneral(t, n, sorted);
+  tessel_tensor_t raw = buildStorage(t, sorted);
+  installStorage(t, raw);
+  std::vector<int64_t>().swap(t.pendingCoords);
+  std::vector<unsigned char>().swap(t.pendingVals);
+  t.packed = true;
+}
+
+CooData TensorBase::toCoo() const {
+  const TensorImpl& t = checkedImpl(impl_);
+  const tessel_tensor_t& raw = t.storage.raw;
+  const int r = order();
+  CooData out;
+  out.dims = t.dims;
+  if (raw.vals_size > 0) TESSEL_CHECK(raw.vals != nullptr, "tensor " + t.name + " has no values");
+  if (r == 0) {
+    if (raw.vals_size > 0) out.values.push_back(readValue(t.type, raw.vals, 0));
+    return out;
+  }
+  out.values.reserve(static_cast<size_t>(raw.vals_size));
+  out.coords.reserve(static_cast<size_t>(raw.vals_size) * r);
+  const std::vector<int>& mo = t.format.modeOrder();
+  const IndexWidth cw = t.format.crdWidth();
+
+  std::vector<int64_t> cur(r), end(r), parent(r), mc(r);
+  int64_t expect = 0;  // next vals position
+  parent[0] = 0;
+  childRange(t, 0, 0, cur[0], end[0]);
+  int k = 0;
+  while (k >= 0) {
+    if (cur[k] >= end[k]) {
+      k--;
+      if (k >= 0) cur[k]++;
+      continue;
+    }
+    const int64_t q = cur[k];
+    mc[mo[k]] = t.format.level(k) == LevelKind::Dense ? q - parent[k] * t.dims[mo[k]]
+                                                      : readIndex(raw.crd[k], cw, q);
+    if (k == r - 1) {
+      TESSEL_CHECK(q == expect && q < raw.vals_size,
+                   "tensor " + t.name + ": level arrays do not cover the values array in order");
+      out.coords.insert(out.coords.end(), mc.begin(), mc.end());
+      out.values.push_back(readValue(t.type, raw.vals, q));
+      expect++;
+      cur[k]++;
+    } else {
+      parent[k + 1] = q;
+      childRange(t, k + 1, q, cur[k + 1], end[k + 1]);
+      k++;
+    }
+  }
+  return out;
+}
+
+void TensorBase::setFromCoo(const CooData& coo) {
+  TensorImpl& t = checkedImpl(impl_);
+  if (coo.dims != t.dims)
+    throw DimensionError("tensor " + t.name + " has dimensions " + dimsStr(t.dims) +
+                         " but the data has dimensions " + dimsStr(coo.dims));
+  const int r = order();
+  const int64_t n = coo.nnz();
+  if (coo.coords.size() != static_cast<size_t>(n) * static_cast<size_t>(r))
+    throw DimensionError("tensor " + t.name + ": data has " + std::to_string(n) +
+                         " values but " + std::to_string(coo.coords.size()) +
+                         " coordinates (expected " + std::to_string(n * r) + ")");
+  for (int64_t e = 0; e < n; e++)
+    for (int m = 0; m < r; m++) checkCoordinate(t, m, coo.coords[e * r + m]);
+  const size_t esize = static_cast<size_t>(datatypeSize(t.type));
+  std::vector<unsigned char> vals(static_cast<size_t>(n) * esize);
+  for (int64_t e = 0; e < n; e++) storeFromDouble(t, vals.data() + e * esize, coo.values[e]);
+  t.pendingCoords = coo.coords;
+  t.pendingVals = std::move(vals);
+  pack();
+}
+
+TensorBase TensorBase::convert(const Format& f, const std::string& newName) const {
+  const TensorImpl& t = checkedImpl(impl_);
+  TensorBase out(newName.empty() ? t.name + "_" + f.str() : newName, t.type, t.dims, f);
+  CooData c = toCoo();
+  const int r = order();
+  for (int64_t e = 0; e < c.nnz(); e++)
+    for (int m = 0; m < r; m++) checkCoordinate(t, m, c.coords[e * r + m]);
+  // Entry e of toCoo() is vals[e]: copy the element bytes (exact for every type).
+  // Zeros under a Dense last level are implicit, not stored entries: they are dropped
+  // (dense -> CSR stores the non-zeros); zeros stored by a sparse level are kept.
+  const size_t esize = static_cast<size_t>(datatypeSize(t.type));
+  TensorImpl& o = *out.impl_;
+  const auto* v = static_cast<const unsigned char*>(t.storage.raw.vals);
+  bool dropZeros = r > 0 && t.format.level(r - 1) == LevelKind::Dense;
+  if (!dropZeros) {
+    o.pendingCoords = std::move(c.coords);
+    if (c.nnz() > 0) o.pendingVals.assign(v, v + static_cast<size_t>(c.nnz()) * esize);
+  } else {
+    std::vector<unsigned char> zero(esize, 0);
+    for (int64_t e = 0; e < c.nnz(); e++) {
+      const unsigned char* ve = v + static_cast<size_t>(e) * esize;
+      if (std::memcmp(ve, zero.data(), esize) == 0) continue;
+      o.pendingCoords.insert(o.pendingCoords.end(), c.coords.begin() + e * r, c.coords.begin() + (e + 1) * r);
+      o.pendingVals.insert(o.pendingVals.end(), ve, ve + esize);
+    }
+  }
+  out.pack();
+  return out;
+}
+
+double TensorBase::at(const std::vector<int64_t>& coords) const {
+  const TensorImpl& t = checkedImpl(impl_);
+  checkArity(t, coords.size());
+  for (size_t m = 0; m < coords.size(); m++) checkCoordinate(t, static_cast<int>(m), coords[m]);
+  const tessel_tensor_t& raw = t.storage.raw;
+  const int r = order();
+  const Format& f = t.format;
+  const IndexWidth cw = f.crdWidth();
+  // Current candidate positions [lo, hi) of the level just walked (the root: [0, 1)).
+  int64_t lo = 0, hi = 1;
+  for (int k = 0; k < r && lo < hi; k++) {
+    const int64_t c = coords[f.modeOfLevel(k)];
+    const LevelKind kind = f.level(k);
+    int64_t b, e;
+    if (kind == LevelKind::Singleton) {
+      b = lo;
+      e = hi;
+      TESSEL_CHECK(hi <= raw.crd_size[k], "tensor " + t.name + ": singleton crd array too short");
+    } else {
+      TESSEL_CHECK(hi - lo == 1, "tensor " + t.name + ": ambiguous parent position");
+      childRange(t, k, lo, b, e);
+      if (kind == LevelKind::Dense) {
+        lo = b + c;
+        hi = lo + 1;
+        continue;
+      }
+    }
+    // Coordinates in [b, e) are sorted (the prefix above is equal): binary search.
+    auto crdAt = [&](int64_t q) { return readIndex(raw.crd[k], cw, q); };
+    int64_t l = b, h = e;
+    while (l < h) {
+      int64_t mid = l + (h - l) / 2;
+      if (crdAt(mid) < c) l = mid + 1; else h = mid;
+    }
+    int64_t first = l;
+    h = e;
+    while (l < h) {
+      int64_t mid = l + (h - l) / 2;
+      if (crdAt(mid) <= c) l = mid + 1; else h = mid;
+    }
+    lo = first;
+    hi = l;
+  }
+  double sum = 0;
+  for (int64_t p = lo; p < hi; p++) {
+    TESSEL_CHECK(p < raw.vals_size, "tensor " + t.name + ": position beyond the values array");
+    sum += readValue(t.type, raw.vals, p);
+  }
+  return sum;
+}
+
+const Assignment& TensorBase::assignment() const {
+  const TensorImpl& t = checkedImpl(impl_);
+  if (!t.assignment)
+    throw NotationError("tensor " + t.name +
+                        " has no assignment (write e.g. A(i,j) = B(i,j) before evaluating)");
+  return *t.assignment;
+}
+
+void TensorBase::setAssignment(const Assignment& a) { checkedImpl(impl_).assignment = a; }
+
+}  // namespace tessel

@@ -1,0 +1,136 @@
+// Lowering decisions and their errors: loop order, auto-transposition, output
+// assembly strategy, generated code shape, bad inputs to the compiler.
+#include <gtest/gtest.h>
+
+#include "lower/lower.h"
+#include "support/test_support.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+std::mt19937_64 rng(5);
+TensorBase T(const std::string& n, std::vector<int64_t> dims, const std::string& f, double density = 0.3) {
+  return makeTensor(n, randomCoo(dims, density, rng), Format::parse(f));
+}
+}  // namespace
+
+TEST(Lowering, LoopOrderFollowsFormats) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorBase B = T("B", {5, 6}, "ds:1,0"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
+  a(i) = B(i, j) * c(j);
+  auto lk = lower::lower(a.assignment());
+  ASSERT_EQ(lk.problem.order.size(), 2u);
+  EXPECT_EQ(lk.problem.order[0], j);  // CSC: columns outside
+  EXPECT_EQ(lk.concrete, "forall(j, forall(i, a(i) = B(i,j) * c(j)))");
+}
+
+TEST(Lowering, ConflictingOperandIsTransposedAndSaysSo) {
+  IndexVar i("i"), j("j");
+  TensorBase B = T("B", {7, 7}, "ds"), C = T("C", {7, 7}, "ds"), A("A", Datatype::Float64, {7, 7}, CSR());
+  A(i, j) = B(i, j) + C(j, i);
+  std::string code = A.emitC();
+  EXPECT_NE(code.find("no loop order is consistent"), std::string::npos) << code;
+  EXPECT_NE(code.find("tessel transposes C from ds to ds:1,0"), std::string::npos) << code;
+  CooData expected = referenceEvaluate(A.assignment());
+  A.evaluate();
+  EXPECT_TRUE(tensorsClose(expected, A.toCoo(), 1e-12, 1e-12));
+}
+
+TEST(Lowering, OutputStrategies) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorBase B = T("B", {6, 6}, "ds"), C = T("C", {6, 6}, "ds"), D = T("D", {6, 4}, "dd", 1.0),
+             E = T("E", {4, 6}, "dd", 1.0);
+  TensorBase A("A", Datatype::Float64, {6, 6}, CSR());
+  A(i, j) = B(i, j) + C(i, j);
+  EXPECT_EQ(lower::lower(A.assignment()).plan.kind, lower::OutputKind::Append);
+  A(i, j) = B(i, k) * C(k, j);
+  auto sp = lower::lower(A.assignment());
+  EXPECT_EQ(sp.plan.kind, lower::OutputKind::Workspace);
+  EXPECT_NE(sp.concrete.find("where("), std::string::npos) << sp.concrete;
+  A(i, j) = B(i, j) * D(i, k) * E(k, j);
+  EXPECT_EQ(lower::lower(A.assignment()).plan.kind, lower::OutputKind::PatternCopy);
+  TensorBase Ad("Ad", Datatype::Float64, {6, 6}, DenseFormat(2));
+  Ad(i, j) = B(i, j) + C(i, j);
+  EXPECT_EQ(lower::lower(Ad.assignment()).plan.kind, lower::OutputKind::Dense);
+}
+
+TEST(Lowering, GeneratedSpMVIsAPlainLoop) {
+  IndexVar i("i"), j("j");
+  TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
+  a(i) = B(i, j) * c(j);
+  std::string code = a.emitC();
+  EXPECT_NE(code.find("for (int64_t i = 0; i < a0_dim; i++)"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t pB1 = (int64_t)B1_pos[pB0]; pB1 < (int64_t)B1_pos[pB0 + 1]; pB1++)"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("acc = acc + (B_vals[pB1] * c_vals[pc0]);"), std::string::npos) << code;
+}
+
+TEST(Lowering, DimensionMismatchNamesTheVariable) {
+  IndexVar i("i"), j("j");
+  TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {7}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
+  try {
+    a(i) = B(i, j) * c(j);  // checked when the assignment is made
+    FAIL() << "expected DimensionError";
+  } catch (const DimensionError& e) {
+    EXPECT_NE(std::string(e.what()).find("j"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Lowering, OutputOnTheRightIsRejected) {
+  IndexVar i("i"), j("j");
+  TensorBase B = T("B", {5, 5}, "ds"), A("A", Datatype::Float64, {5, 5}, CSR());
+  EXPECT_THROW(A(i, j) = B(i, j) + A(i, j), NotationError);
+}
+
+TEST(Lowering, KernelRejectsOtherFormats) {
+  IndexVar i("i"), j("j");
+  TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
+  a(i) = B(i, j) * c(j);
+  auto k = Kernel::compile(a.assignment());
+  TensorBase B2 = T("B", {5, 6}, "ss");
+  a(i) = B2(i, j) * c(j);
+  EXPECT_THROW(k->run(a.assignment()), UserError);
+}
+
+TEST(Lowering, HugeDenseOutputOverflowsBeforeAllocating) {
+  EXPECT_THROW(TensorBase("A", Datatype::Float64, {int64_t(1) << 40, int64_t(1) << 40}, DenseFormat(2)),
+               OverflowError);
+}
+
+TEST(Lowering, SecondCompileIsACacheHit) {
+  IndexVar i("i"), j("j");
+  TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
+  a(i) = B(i, j) * c(j);
+  Kernel::compile(a.assignment());
+  auto k = Kernel::compile(a.assignment());
+  EXPECT_TRUE(k->cacheHit());
+  EXPECT_LT(k->compileSeconds(), 0.1);
+}
+
+TEST(Lowering, SparseOutputOfAReductionStoresNoExplicitZeros) {
+  IndexVar i("i"), j("j"), k("k");
+  CooData b;
+  b.dims = {3, 4};
+  b.add({0, 0}, 1.0);
+  b.add({1, 1}, 2.0);
+  b.add({2, 0}, 3.0);
+  TensorBase B = makeTensor("B", b, CSR()), Bt = makeTensor("C", b, CSR());
+  TensorBase A("A", Datatype::Float64, {3, 3}, CSR());
+  A(i, j) = B(i, k) * Bt(j, k);  // rows 0 and 2 share column 0; row 1 meets only itself
+  A.evaluate();
+  EXPECT_EQ(A.storedCount(), 5);  // (0,0) (0,2) (1,1) (2,0) (2,2)
+  EXPECT_TRUE(tensorsClose(referenceEvaluate(A.assignment()), A.toCoo(), 0, 0));
+}
+
+TEST(Lowering, RerunReassemblesTheOutput) {
+  IndexVar i("i"), j("j");
+  TensorBase B = T("B", {8, 8}, "ds"), C = T("C", {8, 8}, "ds"), A("A", Datatype::Float64, {8, 8}, CSR());
+  A(i, j) = B(i, j) * C(i, j);
+  auto k = Kernel::compile(A.assignment());
+  k->run(A.assignment());
+  CooData first = A.toCoo();
+  k->run(A.assignment());
+  EXPECT_TRUE(tensorsClose(first, A.toCoo(), 0, 0));
+  EXPECT_TRUE(tensorsClose(referenceEvaluate(A.assignment()), A.toCoo(), 1e-12, 1e-12));
+}
