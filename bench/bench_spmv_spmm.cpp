@@ -71,13 +71,19 @@ Timing timeInterleaved(const Kernel& k, const Assignment& a, const std::function
   hand();
   std::vector<double> tc, tr, th;
   for (int r = 0; r < reps; r++) {
-    auto t0 = Clock::now();
-    RunTimes rt = k.run(a);
-    tr.push_back(seconds(t0));
-    tc.push_back(rt.computeSeconds);
-    t0 = Clock::now();
-    hand();
-    th.push_back(seconds(t0));
+    // Alternate which goes first, so neither always runs on the other's cache state.
+    for (int turn = 0; turn < 2; turn++) {
+      if ((r + turn) % 2 == 0) {
+        auto t0 = Clock::now();
+        RunTimes rt = k.run(a);
+        tr.push_back(seconds(t0));
+        tc.push_back(rt.computeSeconds);
+      } else {
+        auto t0 = Clock::now();
+        hand();
+        th.push_back(seconds(t0));
+      }
+    }
   }
   return {median(tc), median(tr), median(th)};
 }

@@ -18,7 +18,7 @@ cc_version=$(${TESSEL_CC:-cc} --version | head -1)
   echo
   echo "Regenerate with \`bash bench/run.sh\` (about 3 minutes). Single thread; medians of repeated,"
   echo "interleaved runs. Machine: $(nproc) cores, ${cpu}; JIT compiler: ${cc_version},"
-  echo "flags \`-O3 -march=native -fopenmp\`. Measured STREAM triad (1 thread): **${triad} GB/s**."
+  echo "flags \`-O3 -march=native -falign-loops=64 -fopenmp\`. Measured STREAM triad (1 thread): **${triad} GB/s**."
   echo
   echo "## CSR SpMV and SpMM: generated code vs a hand-written C loop"
   echo
@@ -33,5 +33,21 @@ cc_version=$(${TESSEL_CC:-cc} --version | head -1)
   echo "| kernel | matrix | rows | nnz | K | compute (ms) | run (ms) | hand (ms) | compute/hand | GB/s | of triad |"
   echo "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
   tail -n +2 "$csv" | awk -F, '{ printf "| %s | %s | %d | %d | %d | %.3f | %.3f | %.3f | %.2f | %.2f | %.2f |\n", $1, $2, $3, $5, $6, $7*1e3, $8*1e3, $9*1e3, $10, $11, $12 }'
+  echo
+  echo "## Findings"
+  echo
+  echo "- SpMV: the generated loop is the hand-written loop (one sorted iterator becomes a plain"
+  echo "  \`for\` over positions with a scalar accumulator); remaining differences are noise."
+  echo "- Loop alignment matters on this machine: with gcc's default alignment the generated SpMV"
+  echo "  inner loop happened to straddle a 64-byte boundary and ran about 25% slower than the"
+  echo "  identical hand-written instructions. The JIT therefore compiles with"
+  echo "  \`-falign-loops=64\` (the hand-written baseline gets the same flags)."
+  echo "- A dense output keeps its buffer between runs (zeroed in the assemble phase); re-allocating"
+  echo "  it made the compute phase page-fault on every run (SpMM with 256 MB outputs ran 2.5x slower)."
+  echo "- SpMM: the generated loop nest (i, k, j) accumulates straight into the output row and is"
+  echo "  faster than the hand-written version, which zeroes each output row first."
+  echo "- uniform-2M reads x (16 MB) at random positions: about 30 ns per non-zero, the machine's"
+  echo "  memory latency, for both codes. Bandwidth is not the limit there; banded-2M shows the"
+  echo "  bandwidth-bound case."
 } > docs/performance.md
 echo "wrote docs/performance.md and $csv"

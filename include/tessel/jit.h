@@ -16,7 +16,7 @@ struct JitOptions {
   /// Compiler executable; empty means $TESSEL_CC, else "cc".
   std::string compiler;
   /// Flags before the source; "-shared -fPIC -o OUT" are always added.
-  std::vector<std::string> flags = {"-O3", "-march=native", "-fopenmp", "-std=gnu11"};
+  std::vector<std::string> flags = {"-O3", "-march=native", "-falign-loops=64", "-fopenmp", "-std=gnu11"};
 };
 
 /// A loaded shared object. dlclose()s on destruction.

@@ -49,8 +49,9 @@ bool OutputAssembly::denseAbove(int k) const {
 }
 
 Stmt OutputAssembly::setField(const std::string& fieldName, int k, const std::string& value) const {
-  std::string idx = k >= 0 ? "[" + std::to_string(k) + "]" : "";
-  return raw(sym_.tensorName(0) + "->" + fieldName + idx + " = " + value + ";");
+  std::string text = sym_.tensorName(0) + "->" + fieldName;
+  if (k >= 0) text += "[" + std::to_string(k) + "]";
+  return raw(text + " = " + value + ";");
 }
 
 std::vector<Stmt> OutputAssembly::ensureCount(int k, const Expr& index) {
@@ -120,9 +121,17 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   for (int k = 0; k < order(); k++)
     s.push_back(raw("if (__builtin_mul_overflow(" + n->name + ", " + sym_.arrays(0, k).dim->name +
                     ", &" + n->name + ")) return TESSEL_ERR_OVERFLOW;"));
+  // A dense output keeps its buffer from run to run (zeroed here): fresh memory would
+  // page-fault inside the compute phase on every run.
+  const std::string& a = sym_.tensorName(0);
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
   s.push_back(decl(vals));
-  s.push_back(alloc(vals, n, true));
+  Expr reuse = land(binary(ExprOp::Ne, field(var(a, i64()), "vals", i64()), intImm(0)),
+                    eq(field(var(a, i64()), "vals_size", i64()), n));
+  Stmt zero = block({assign(vals, field(var(a, i64()), "vals", vals->type)),
+                     raw("memset(" + vals->name + ", 0, (size_t)" + n->name + " * sizeof(*" + vals->name + "));")});
+  Stmt fresh = block({raw("free(" + a + "->vals);"), alloc(vals, n, true)});
+  s.push_back(ifThen(reuse, zero, fresh));
   s.push_back(setField("vals", -1, vals->name));
   s.push_back(setField("vals_size", -1, n->name));
   return s;

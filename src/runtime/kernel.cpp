@@ -14,6 +14,7 @@ namespace tessel {
 
 struct Kernel::Impl {
   std::vector<lower::TensorArg> args;  // as compiled
+  bool denseOutput = false;            // assemble reuses the output's buffer
   tessel_kernel_fn assemble = nullptr;
   tessel_kernel_fn compute = nullptr;
 };
@@ -62,6 +63,7 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const JitOptions& j
   k->module_ = jitCompile(k->source_, jit);
   k->impl_ = std::make_unique<Impl>();
   k->impl_->args = lk.problem.args;
+  k->impl_->denseOutput = lk.plan.kind == lower::OutputKind::Dense;
   k->impl_->assemble = reinterpret_cast<tessel_kernel_fn>(k->module_->symbol("tessel_assemble"));
   k->impl_->compute = reinterpret_cast<tessel_kernel_fn>(k->module_->symbol("tessel_compute"));
   k->compileSeconds_ = secondsSince(t0);
@@ -99,7 +101,7 @@ RunTimes Kernel::run(const Assignment& a) const {
   }
   output.impl()->pendingCoords.clear();
   output.impl()->pendingVals.clear();
-  releaseArrays(output.raw());
+  if (!impl_->denseOutput) releaseArrays(output.raw());
   ptrs[0] = &output.raw();
 
   RunTimes times;
