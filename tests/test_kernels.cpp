@@ -187,3 +187,13 @@ TEST(Kernels, HigherOrder) {
     }
   EXPECT_TRUE(matchesReference("a(m) = B(i,j,k,l,m) * C(i,j,k,l,m)", {{"B", B, F("sssss:4,0,1,2,3")}, {"C", C, F("ddddd")}}, F("d")));
 }
+
+TEST(Kernels, ScalarInputs) {
+  auto B = rnd({9, 7}, 0.3), c = rnd({7}, 1.0);
+  CooData s;
+  s.dims = {};
+  s.add({}, 2.5);
+  EXPECT_TRUE(matchesReference("A(i,j) = s * B(i,j)", {{"s", s, F("")}, {"B", B, F("ds")}}, F("ds")));
+  EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j) + s", {{"s", s, F("")}, {"B", B, F("ss")}, {"c", c, F("d")}}, F("d")));
+  EXPECT_TRUE(matchesReference("t = s * s + B(i,j)", {{"s", s, F("")}, {"B", B, F("ds")}}, F("")));
+}

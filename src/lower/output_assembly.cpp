@@ -50,7 +50,7 @@ bool OutputAssembly::denseAbove(int k) const {
 
 Stmt OutputAssembly::setField(const std::string& fieldName, int k, const std::string& value) const {
   std::string text = sym_.tensorName(0) + "->" + fieldName;
-  if (k >= 0) text += "[" + std::to_string(k) + "]";
+  if (k >= 0) text.append("[").append(std::to_string(k)).append("]");
   return raw(text + " = " + value + ";");
 }
 
@@ -60,6 +60,29 @@ std::vector<Stmt> OutputAssembly::ensureCount(int k, const Expr& index) {
                    {var("(void*)&" + cnt_[k]->name, i64()), var("&" + cap_[k]->name, i64()), plus1(index)},
                    scalar(Datatype::Int32));
   return {ifThen(grow, returnCode(TESSEL_ERR_NOMEM))};
+}
+
+Stmt OutputAssembly::mulChecked(const Expr& into, const Expr& a, const Expr& b) const {
+  return raw("if (__builtin_mul_overflow(" + a->name + ", " + b->name + ", &" + into->name +
+             ")) return TESSEL_ERR_OVERFLOW;");
+}
+
+std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, const std::string& copyFrom) {
+  const Expr& c = sym_.arrays(0, level).crd;
+  Expr crd = var(c->name, ptr(c->type.elem));
+  std::vector<Stmt> s = {decl(crd), alloc(crd, count, false)};
+  if (!copyFrom.empty())
+    s.push_back(raw("memcpy(" + crd->name + ", " + copyFrom + "->crd[" + std::to_string(level) +
+                    "], (size_t)" + count->name + " * sizeof(*" + crd->name + "));"));
+  s.push_back(setField("crd", level, crd->name));
+  s.push_back(setField("crd_size", level, count->name));
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::allocVals(const Expr& count) {
+  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
+  return {decl(vals), alloc(vals, count, true), setField("vals", -1, vals->name),
+          setField("vals_size", -1, count->name)};
 }
 
 // ---- prologue / epilogue ------------------------------------------------------------
@@ -118,9 +141,7 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   std::vector<Stmt> s;
   Expr n = var(sym_.fresh("size"), i64());
   s.push_back(decl(n, intImm(1)));
-  for (int k = 0; k < order(); k++)
-    s.push_back(raw("if (__builtin_mul_overflow(" + n->name + ", " + sym_.arrays(0, k).dim->name +
-                    ", &" + n->name + ")) return TESSEL_ERR_OVERFLOW;"));
+  for (int k = 0; k < order(); k++) s.push_back(mulChecked(n, n, sym_.arrays(0, k).dim));
   // A dense output keeps its buffer from run to run (zeroed here): fresh memory would
   // page-fault inside the compute phase on every run.
   const std::string& a = sym_.tensorName(0);
@@ -146,40 +167,27 @@ std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
   for (int k = 0; k < order(); k++) {
     const LevelFormat& lf = level(k);
     LevelArrays la = sym_.arrays(0, k);
-    std::string ks = std::to_string(k);
     Expr next = var(sym_.fresh("npos"), i64());
     if (lf.hasPosArray()) {
       Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
       s.push_back(decl(pos));
       s.push_back(alloc(pos, plus1(prev), false));
-      s.push_back(raw("memcpy(" + pos->name + ", " + srcName + "->pos[" + ks + "], (size_t)(" +
+      s.push_back(raw("memcpy(" + pos->name + ", " + srcName + "->pos[" + std::to_string(k) + "], (size_t)(" +
                       prev->name + " + 1) * sizeof(*" + pos->name + "));"));
       s.push_back(setField("pos", k, pos->name));
       s.push_back(setField("pos_size", k, prev->name + " + 1"));
       s.push_back(decl(next, cast(i64(), load(pos, prev))));
     } else if (lf.locatable()) {
       s.push_back(decl(next));
-      s.push_back(raw("if (__builtin_mul_overflow(" + prev->name + ", " + la.dim->name + ", &" +
-                      next->name + ")) return TESSEL_ERR_OVERFLOW;"));
+      s.push_back(mulChecked(next, prev, la.dim));
     } else {
       s.push_back(decl(next, prev));
     }
-    if (lf.hasCrdArray()) {
-      Expr crd = var(la.crd->name, ptr(la.crd->type.elem));
-      s.push_back(decl(crd));
-      s.push_back(alloc(crd, next, false));
-      s.push_back(raw("memcpy(" + crd->name + ", " + srcName + "->crd[" + ks + "], (size_t)" +
-                      next->name + " * sizeof(*" + crd->name + "));"));
-      s.push_back(setField("crd", k, crd->name));
-      s.push_back(setField("crd_size", k, next->name));
-    }
+    if (lf.hasCrdArray())
+      for (auto& st : allocCrd(k, next, srcName)) s.push_back(st);
     prev = next;
   }
-  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-  s.push_back(decl(vals));
-  s.push_back(alloc(vals, prev, true));
-  s.push_back(setField("vals", -1, vals->name));
-  s.push_back(setField("vals_size", -1, prev->name));
+  for (auto& st : allocVals(prev)) s.push_back(st);
   return s;
 }
 
@@ -194,8 +202,7 @@ std::vector<Stmt> OutputAssembly::assembleFromCounts() {
     Expr next = var(sym_.fresh("npos"), i64());
     if (lf.locatable()) {
       s.push_back(decl(next));
-      s.push_back(raw("if (__builtin_mul_overflow(" + prev->name + ", " + la.dim->name + ", &" +
-                      next->name + ")) return TESSEL_ERR_OVERFLOW;"));
+      s.push_back(mulChecked(next, prev, la.dim));
     } else if (!lf.ownsPositions()) {
       s.push_back(decl(next, prev));  // singleton: allocated with its chain head
     } else {
@@ -220,21 +227,12 @@ std::vector<Stmt> OutputAssembly::assembleFromCounts() {
         s.push_back(setField("pos", k, pos->name));
       }
       s.push_back(setField("pos_size", k, prev->name + " + 1"));
-      for (int l = k; l <= chainEnd(k); l++) {
-        Expr crd = var(sym_.arrays(0, l).crd->name, ptr(sym_.arrays(0, l).crd->type.elem));
-        s.push_back(decl(crd));
-        s.push_back(alloc(crd, next, false));
-        s.push_back(setField("crd", l, crd->name));
-        s.push_back(setField("crd_size", l, next->name));
-      }
+      for (int l = k; l <= chainEnd(k); l++)
+        for (auto& st : allocCrd(l, next, "")) s.push_back(st);
     }
     prev = next;
   }
-  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-  s.push_back(decl(vals));
-  s.push_back(alloc(vals, prev, true));
-  s.push_back(setField("vals", -1, vals->name));
-  s.push_back(setField("vals_size", -1, prev->name));
+  for (auto& st : allocVals(prev)) s.push_back(st);
   return s;
 }
 

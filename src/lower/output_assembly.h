@@ -47,6 +47,12 @@ class OutputAssembly {
   std::vector<ir::Stmt> assemblePatternCopy();
   std::vector<ir::Stmt> assembleFromCounts();
   ir::Stmt setField(const std::string& fieldName, int k, const std::string& value) const;
+  /// into = a * b, returning TESSEL_ERR_OVERFLOW from the generated function on overflow.
+  ir::Stmt mulChecked(const ir::Expr& into, const ir::Expr& a, const ir::Expr& b) const;
+  /// Allocate the output's crd array of `level` (copied from tensor `copyFrom` if named).
+  std::vector<ir::Stmt> allocCrd(int level, const ir::Expr& count, const std::string& copyFrom);
+  /// Allocate zeroed output values.
+  std::vector<ir::Stmt> allocVals(const ir::Expr& count);
 
   const Problem& p_;
   const OutputPlan& plan_;
