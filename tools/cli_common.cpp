@@ -1,0 +1,85 @@
+// Shared plumbing of the tool's subcommands.
+#include "cli_common.h"
+
+#include <cstdio>
+#include <filesystem>
+#include <limits>
+
+namespace tessel::cli {
+
+/// Split "NAME:REST" at the first ':'; both parts must be non-empty.
+std::pair<std::string, std::string> splitNamed(const std::string& arg, const char* option,
+                                               const char* what) {
+  auto colon = arg.find(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == arg.size())
+    throw UsageError(std::string("malformed ") + option + " argument '" + arg + "': expected NAME:" +
+                     what);
+  return {arg.substr(0, colon), arg.substr(colon + 1)};
+}
+
+/// Turn any message into one line.
+std::string oneLine(const std::string& s) {
+  std::string out;
+  for (char c : s) out += (c == '\n' || c == '\r') ? ' ' : c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
+}
+
+/// One-line message for a UserError. A ParseError's message may carry the source text
+/// and a caret line; keep only its first line and make sure the column is on it.
+std::string userMessage(const UserError& e) {
+  if (auto* pe = dynamic_cast<const ParseError*>(&e)) {
+    std::string msg = e.what();
+    auto nl = msg.find('\n');
+    if (nl != std::string::npos) msg = msg.substr(0, nl);
+    while (!msg.empty() && msg.back() == ' ') msg.pop_back();
+    if (msg.find("column") == std::string::npos)
+      msg += " at column " + std::to_string(pe->column());
+    return oneLine(msg);
+  }
+  return oneLine(e.what());
+}
+
+/// Default format: inputs dense in the first level and compressed below; outputs dense.
+Format defaultFormat(int order, bool isOutput) {
+  if (isOutput) return DenseFormat(order);
+  std::vector<LevelKind> levels;
+  for (int k = 0; k < order; k++) levels.push_back(k == 0 ? LevelKind::Dense : LevelKind::Compressed);
+  return Format(levels);
+}
+
+bool hasExtension(const std::string& path, const std::string& ext) {
+  return std::filesystem::path(path).extension() == ext;
+}
+
+/// Saturating product of the dims (an upper bound on a result's non-zeros).
+int64_t dimsProduct(const std::vector<int64_t>& dims) {
+  int64_t p = 1;
+  for (int64_t d : dims) {
+    if (d <= 0) return 0;
+    if (p > std::numeric_limits<int64_t>::max() / d) return std::numeric_limits<int64_t>::max();
+    p *= d;
+  }
+  return p;
+}
+
+double millis(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double, std::milli>(d).count();
+}
+
+int runGuarded(const std::function<int()>& action) {
+  try {
+    return action();
+  } catch (const UsageError& e) {
+    std::fprintf(stderr, "tessel: error: %s\n", oneLine(e.what()).c_str());
+    return 2;
+  } catch (const UserError& e) {
+    std::fprintf(stderr, "tessel: error: %s\n", userMessage(e).c_str());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessel: internal error: %s\n", e.what());
+    return 1;
+  }
+}
+
+}  // namespace tessel::cli

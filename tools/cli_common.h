@@ -1,0 +1,46 @@
+// Shared plumbing of the `tessel` tool's subcommands: usage errors, one-line
+// messages, default formats, and the exit-code contract (0 ok, 2 bad usage or input,
+// 1 other failure).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "tessel/tessel.h"
+
+namespace tessel::cli {
+
+/// Bad command-line usage detected by the tool itself (exit 2).
+class UsageError : public std::runtime_error {
+ public:
+  explicit UsageError(const std::string& msg) : std::runtime_error(msg) {}
+};
+
+/// Split "NAME:REST" at the first ':'; both parts must be non-empty.
+std::pair<std::string, std::string> splitNamed(const std::string& arg, const char* option, const char* what);
+/// Turn any message into one line.
+std::string oneLine(const std::string& s);
+/// One-line message for a UserError (a ParseError keeps its column).
+std::string userMessage(const UserError& e);
+/// Default format: inputs dense in the first level and compressed below; outputs dense.
+Format defaultFormat(int order, bool isOutput);
+bool hasExtension(const std::string& path, const std::string& ext);
+/// Saturating product of the dims (an upper bound on a result's non-zeros).
+int64_t dimsProduct(const std::vector<int64_t>& dims);
+double millis(std::chrono::steady_clock::duration d);
+
+/// Runs the selected subcommand's action with the exit-code contract.
+int runGuarded(const std::function<int()>& action);
+
+/// Each subcommand registers itself and, when selected, stores what to run in `action`.
+using Action = std::function<int()>;
+void registerRun(CLI::App& app, Action& action);
+
+}  // namespace tessel::cli
