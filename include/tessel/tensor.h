@@ -26,9 +26,13 @@ namespace tessel {
 
 class Kernel;
 
-/// Owns a tessel_tensor_t's malloc'd arrays.
+/// Owns a tessel_tensor_t's malloc'd arrays -- unless `external` is set: then the
+/// arrays point into memory that `external` keeps alive (e.g. a read-only file mapping,
+/// see mapBinary in tessel/binary_format.h), and release() drops that reference instead
+/// of calling free().
 struct Storage {
   tessel_tensor_t raw{};
+  std::shared_ptr<void> external;
   Storage() = default;
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;

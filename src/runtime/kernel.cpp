@@ -99,6 +99,9 @@ RunTimes Kernel::run(const Assignment& a) const {
       ptrs[s] = &t.raw();
     }
   }
+  if (output.impl()->storage.external)  // e.g. mapBinary(): read-only, not malloc'd
+    throw UserError("tensor " + output.name() +
+                    " is mapped read-only from a file and cannot be an output; convert() it first");
   output.impl()->pendingCoords.clear();
   output.impl()->pendingVals.clear();
   if (!impl_->denseOutput) releaseArrays(output.raw());

@@ -39,7 +39,14 @@ void freeRaw(tessel_tensor_t& raw) {
 
 }  // namespace
 
-void Storage::release() { freeRaw(raw); }
+void Storage::release() {
+  if (external) {  // arrays owned elsewhere (a file mapping): forget them, do not free
+    std::memset(&raw, 0, sizeof raw);
+    external.reset();
+    return;
+  }
+  freeRaw(raw);
+}
 
 // ---------------------------------------------------------------------------------------
 // Helpers
