@@ -11,6 +11,8 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <optional>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 #include <string>
@@ -751,4 +753,121 @@ TEST_F(IoTest, LinesLongerThanTheReadBlock) {
   // Errors after the long line still name the right line.
   text += "1 x 1\n";
   expectError<FileError>([&] { readTns(file("long2.tns", text)); }, {"long2.tns:100004:"});
+}
+
+// ---------------------------------------------------------------------------------------
+// Absurd sizes are refused before allocating; fuzzer regressions; progress line.
+
+namespace {
+/// Sets an environment variable for the lifetime of the object.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* name, const char* value) : name_(name) {
+    if (const char* old = std::getenv(name)) old_ = old;
+    if (value)
+      ::setenv(name, value, 1);
+    else
+      ::unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      ::setenv(name_, old_->c_str(), 1);
+    else
+      ::unsetenv(name_);
+  }
+
+ private:
+  const char* name_;
+  std::optional<std::string> old_;
+};
+}  // namespace
+
+TEST_F(IoTest, MtxHugeCoordinateHeaderRefusedBeforeAllocating) {
+  // 1e11 entries need 2.4 TB: refused on the size line whatever the machine.
+  auto p = file("h.mtx",
+                "%%MatrixMarket matrix coordinate real general\n1000000000 1000000000 100000000000\n1 1 1\n");
+  expectError<FileError>([&] { readMtx(p); }, {p + ":2:", "100000000000 entries", "memory"});
+  // With a small limit, a modest header is refused too (symmetric entries count twice).
+  ScopedEnv env("TESSEL_MAX_MEMORY", "1M");
+  auto q = file("q.mtx", "%%MatrixMarket matrix coordinate real symmetric\n%c\n100 100 30000\n1 1 1\n");
+  expectError<FileError>([&] { readMtx(q); }, {q + ":3:", "30000 entries", "TESSEL_MAX_MEMORY"});
+  // Under the limit, the same reader still works.
+  auto ok = file("ok.mtx", "%%MatrixMarket matrix coordinate real symmetric\n100 100 1\n2 1 1\n");
+  EXPECT_EQ(readMtx(ok).data.nnz(), 2);
+}
+
+TEST_F(IoTest, MtxHugeArrayHeaderRefusedBeforeAllocating) {
+  auto p = file("a.mtx", "%%MatrixMarket matrix array real general\n3000000000 3000000000\n1\n");
+  expectError<FileError>([&] { readMtx(p); }, {p + ":2:", "entries", "memory"});
+  ScopedEnv env("TESSEL_MAX_MEMORY", "100K");
+  auto q = file("q.mtx", "%%MatrixMarket matrix array real general\n100 100\n1\n");
+  expectError<FileError>([&] { readMtx(q); }, {q + ":2:", "10000 entries", "memory"});
+}
+
+TEST_F(IoTest, MtxHeaderClaimingMoreEntriesThanTheFileCanHold) {
+  // 1000 entries need at least 4000 bytes ("i j\n" each); the file has far fewer.
+  auto p = file("t.mtx", "%%MatrixMarket matrix coordinate real general\n10 10 1000\n1 1 1\n2 2 2\n");
+  expectError<FileError>([&] { readMtx(p); }, {p + ":2:", "1000 entries", "bytes", "truncated"});
+  auto a = file("a.mtx", "%%MatrixMarket matrix array real general\n100 100\n1\n2\n");
+  expectError<FileError>([&] { readMtx(a); }, {a + ":2:", "10000 entries", "truncated"});
+  // The smallest possible lines are still accepted: pattern entries without a final newline.
+  auto s = file("s.mtx", "%%MatrixMarket matrix coordinate pattern general\n1 1 1\n1 1");
+  EXPECT_EQ(readMtx(s).data.nnz(), 1);
+  auto b = file("b.mtx", "%%MatrixMarket matrix array real general\n2 2\n1\n2\n3\n4");
+  EXPECT_EQ(readMtx(b).data.nnz(), 4);
+}
+
+TEST_F(IoTest, MaxMemoryEnvironmentVariable) {
+  auto p = file("m.mtx", "%%MatrixMarket matrix coordinate real general\n10 10 3\n1 1 1\n2 2 2\n3 3 3\n");
+  {
+    ScopedEnv env("TESSEL_MAX_MEMORY", "71");  // 3 entries x 24 bytes = 72
+    expectError<FileError>([&] { readMtx(p); }, {p + ":2:", "memory"});
+  }
+  {
+    ScopedEnv env("TESSEL_MAX_MEMORY", "72");
+    EXPECT_EQ(readMtx(p).data.nnz(), 3);
+  }
+  {
+    ScopedEnv env("TESSEL_MAX_MEMORY", "not a size");  // ignored: physical memory applies
+    EXPECT_EQ(readMtx(p).data.nnz(), 3);
+  }
+}
+
+// Found by fuzz/fuzz_mtx: a "pattern skew-symmetric" file produced mirrored entries with
+// value -1 although the field promises 1. The combination is invalid Matrix Market.
+TEST_F(IoTest, FuzzRegressionPatternSkewSymmetricRejected) {
+  auto p = file("p.mtx", "%%MatrixMarket matrix coordinate pattern skew-symmetric\n3 3 1\n2 1\n");
+  expectError<FileError>([&] { readMtx(p); }, {p + ":1:", "pattern skew-symmetric"});
+}
+
+TEST_F(IoTest, ProgressLine) {
+  CooData d;
+  d.dims = {3, 3};
+  d.add({0, 1}, 2.0);
+  d.add({2, 2}, -1.0);
+  {
+    // Forced on: one line per operation, ending with the clear sequence.
+    ScopedEnv env("TESSEL_PROGRESS", "1");
+    ::testing::internal::CaptureStderr();
+    writeMtx(dir_ + "/p.mtx", d);
+    readMtx(dir_ + "/p.mtx");
+    writeTns(dir_ + "/p.tns", d);
+    readTns(dir_ + "/p.tns");
+    std::string err = ::testing::internal::GetCapturedStderr();
+    EXPECT_NE(err.find("writing p.mtx"), std::string::npos) << err;
+    EXPECT_NE(err.find("reading p.mtx"), std::string::npos) << err;
+    EXPECT_NE(err.find("writing p.tns"), std::string::npos) << err;
+    EXPECT_NE(err.find("reading p.tns"), std::string::npos) << err;
+    EXPECT_NE(err.find("MB/s"), std::string::npos) << err;
+    ASSERT_GE(err.size(), 4u);
+    EXPECT_EQ(err.substr(err.size() - 4), "\r\033[K");
+  }
+  for (const char* mode : {"0", static_cast<const char*>(nullptr)}) {
+    // Off, or automatic with small files (and stderr not a terminal under ctest): silent.
+    ScopedEnv env("TESSEL_PROGRESS", mode);
+    ::testing::internal::CaptureStderr();
+    writeMtx(dir_ + "/q.mtx", d);
+    readMtx(dir_ + "/q.mtx");
+    EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
+  }
 }

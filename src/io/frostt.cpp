@@ -11,6 +11,7 @@
 #include <limits>
 
 #include "io/io_util.h"
+#include "io/progress.h"
 #include "tessel/error.h"
 #include "tessel/io.h"
 
@@ -51,7 +52,9 @@ FileContents readTns(const std::string& path, const std::optional<std::vector<in
     d.values.push_back(value);
   };
 
+  Progress progress("reading", path, in.compressed() ? 0 : in.fileSize());
   while (in.next(line)) {
+    progress.update(in.bytesRead());
     const char* p = line.data();
     const char* e = p + line.size();
     skipSpaces(p, e);
@@ -159,7 +162,9 @@ void writeTns(const std::string& path, const CooData& data, bool skipZeros) {
     w.put('\n');
   } else {
     const int64_t n = data.nnz();
+    Progress progress("writing", path, 0);
     for (int64_t e = 0; e < n; ++e) {
+      progress.update(w.bytesWritten(), e, n);
       double v = data.values[e];
       if (skipZeros && v == 0) continue;
       const int64_t* c = data.coords.data() + e * order;

@@ -31,6 +31,10 @@ class LineReader {
   int64_t lineNumber() const { return line_; }
   /// Size of the file on disk (compressed size for .gz); 0 if unknown.
   int64_t fileSize() const { return fileSize_; }
+  /// True when the file is decompressed on the fly (.gz): fileSize() then bounds nothing.
+  bool compressed() const { return gz_ != nullptr; }
+  /// Bytes read so far (decompressed bytes for .gz), for progress reports.
+  int64_t bytesRead() const { return read_; }
   const std::string& path() const { return path_; }
 
  private:
@@ -44,6 +48,7 @@ class LineReader {
   bool eof_ = false;
   int64_t line_ = 0;
   int64_t fileSize_ = 0;
+  int64_t read_ = 0;
 };
 
 inline bool isSpace(char c) { return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f'; }
@@ -124,12 +129,14 @@ class AtomicFileWriter {
 
   void write(std::string_view s) {
     buf_.append(s.data(), s.size());
-    if (buf_.size() >= kFlushAt) flush();
+    if (buf_.size() >= kFlushAt) flushFull();
   }
   void put(char c) {
     buf_.push_back(c);
-    if (buf_.size() >= kFlushAt) flush();
+    if (buf_.size() >= kFlushAt) flushFull();
   }
+  /// Bytes written so far (flushed or buffered), for progress reports.
+  int64_t bytesWritten() const { return flushed_ + static_cast<int64_t>(buf_.size()); }
   void writeInt(int64_t v);
   /// Same text as printf("%.17g").
   void writeDouble(double v);
@@ -138,11 +145,23 @@ class AtomicFileWriter {
 
  private:
   static constexpr size_t kFlushAt = 1 << 20;
+  void flushFull() {
+    flushed_ += static_cast<int64_t>(buf_.size());
+    flush();
+  }
   void flush();
   [[noreturn]] void fail(const std::string& what, int err);
   std::string path_, tmp_;
   int fd_ = -1;
   std::string buf_;
+  int64_t flushed_ = 0;
 };
+
+/// The most memory a reader may plan to allocate for a file's declared contents: the
+/// environment variable TESSEL_MAX_MEMORY (bytes, with an optional K/M/G/T suffix) if set
+/// and valid, else the machine's physical memory (sysconf).
+int64_t memoryLimit();
+/// "1.5 GB" style size for messages.
+std::string humanBytes(double bytes);
 
 }  // namespace tessel::io_detail

@@ -2,7 +2,8 @@
 //
 // Reader notes (see also io.h):
 //  - Banner words are case-insensitive. Supported: matrix, coordinate|array,
-//    real|integer|pattern, general|symmetric|skew-symmetric. complex/hermitian are rejected.
+//    real|integer|pattern, general|symmetric|skew-symmetric. complex/hermitian are rejected, as
+//    are the invalid combinations array pattern and pattern skew-symmetric.
 //  - '%' comment lines and blank lines are skipped anywhere after the banner.
 //  - Symmetric and skew-symmetric entries are expanded to both triangles (an entry may be
 //    stored in either triangle); a skew-symmetric diagonal entry must be zero.
@@ -18,6 +19,7 @@
 #include <limits>
 
 #include "io/io_util.h"
+#include "io/progress.h"
 #include "tessel/error.h"
 #include "tessel/io.h"
 
@@ -143,6 +145,10 @@ FileContents readMtx(const std::string& path) {
                         "; expected 'general', 'symmetric' or 'skew-symmetric'");
   if (!coordinate && field == FileField::Pattern)
     throw FileError(where(path, 1), "'array pattern' is not a valid Matrix Market type");
+  // A pattern has no values to negate: the mirrored entry of a skew-symmetric pattern
+  // would be -1 although the field promises 1 (the Matrix Market spec excludes it too).
+  if (field == FileField::Pattern && sym == Symmetry::Skew)
+    throw FileError(where(path, 1), "'pattern skew-symmetric' is not a valid Matrix Market type");
 
   // Size line (after comments and blank lines).
   bool haveSize = false;
@@ -186,18 +192,44 @@ FileContents readMtx(const std::string& path) {
     expected = static_cast<int64_t>(n);
   }
 
+  // Refuse sizes the machine cannot hold, or the file cannot contain, before allocating.
+  // An entry in memory is two 8-byte coordinates and an 8-byte value (two entries when a
+  // symmetric entry off the diagonal is mirrored).
+  {
+    const int64_t perEntry = (sym == Symmetry::General ? 1 : 2) * 24;
+    const double need = static_cast<double>(expected) * perEntry;
+    const int64_t limit = memoryLimit();
+    if (need > static_cast<double>(limit))
+      throw FileError(where(path, sizeLine),
+                      "the size line declares " + std::to_string(expected) + " entries (" +
+                          humanBytes(need) + " in memory), more than the " +
+                          humanBytes(static_cast<double>(limit)) +
+                          " available (TESSEL_MAX_MEMORY overrides the limit)");
+  }
+  // A stored entry needs at least "i j\n" (4 bytes) in coordinate files, "v\n" (2 bytes)
+  // in array files; the last line may lack its newline.
+  const int64_t minLineBytes = coordinate ? 4 : 2;
+  if (!in.compressed() && in.fileSize() > 0 &&
+      expected > (in.fileSize() + 1) / minLineBytes)
+    throw FileError(where(path, sizeLine),
+                    "the size line declares " + std::to_string(expected) +
+                        " entries, but the whole file is only " + std::to_string(in.fileSize()) +
+                        " bytes (truncated?)");
+
   FileContents out;
   out.field = field;
   CooData& d = out.data;
   d.dims = {rows, cols};
   {
-    // Never trust the header for the allocation: a stored entry needs >= 2 bytes of file.
-    int64_t cap = in.fileSize() > 0 ? in.fileSize() / 2 + 1 : 1 << 20;
+    // Never trust the header beyond what the file can hold (checked above for plain files).
+    int64_t cap = !in.compressed() && in.fileSize() > 0 ? (in.fileSize() + 1) / minLineBytes + 1
+                                                        : int64_t(1) << 20;
     int64_t n = std::min(expected, cap);
     if (sym != Symmetry::General) n = n * 2;
     d.coords.reserve(static_cast<size_t>(n) * 2);
     d.values.reserve(static_cast<size_t>(n));
   }
+  Progress progress("reading", path, in.compressed() ? 0 : in.fileSize());
 
   const int wantTokens = coordinate ? (field == FileField::Pattern ? 2 : 3) : 1;
   const char* entryShape = coordinate ? (field == FileField::Pattern ? "row column" : "row column value")
@@ -223,6 +255,7 @@ FileContents readMtx(const std::string& path) {
   };
 
   while (in.next(line)) {
+    progress.update(in.bytesRead());
     const char* p = line.data();
     const char* e = p + line.size();
     skipSpaces(p, e);
@@ -320,7 +353,9 @@ void writeMtx(const std::string& path, const CooData& data) {
   w.writeInt(data.nnz());
   w.put('\n');
   const int64_t n = data.nnz();
+  Progress progress("writing", path, 0);
   for (int64_t e = 0; e < n; ++e) {
+    progress.update(w.bytesWritten(), e, n);
     w.writeInt(data.coords[2 * e] + 1);
     w.put(' ');
     w.writeInt(data.coords[2 * e + 1] + 1);
@@ -329,6 +364,7 @@ void writeMtx(const std::string& path, const CooData& data) {
     w.put('\n');
   }
   w.commit();
+  progress.finish();
 }
 
 }  // namespace tessel

@@ -17,6 +17,7 @@
 #include <random>
 
 #include "io/io_util.h"
+#include "tessel/binary_format.h"
 #include "tessel/error.h"
 #include "tessel/io.h"
 
@@ -149,8 +150,10 @@ bool LineReader::next(std::string_view& line) {
     size_t got = fill(buf_.get() + end_, cap_ - end_);
     if (got == 0)
       eof_ = true;
-    else
+    else {
       end_ += got;
+      read_ += static_cast<int64_t>(got);
+    }
   }
 }
 
@@ -313,7 +316,7 @@ void AtomicFileWriter::commit() {
 
 namespace {
 
-enum class Kind { Mtx, Tns, Unknown };
+enum class Kind { Mtx, Tns, Tsb, Unknown };
 
 Kind kindOf(const std::string& path) {
   std::string p = path;
@@ -325,6 +328,7 @@ Kind kindOf(const std::string& path) {
   };
   if (ext(".mtx")) return Kind::Mtx;
   if (ext(".tns")) return Kind::Tns;
+  if (ext(".tsb")) return Kind::Tsb;
   return Kind::Unknown;
 }
 
@@ -336,10 +340,21 @@ FileContents readTensorFile(const std::string& path) {
       return readMtx(path);
     case Kind::Tns:
       return readTns(path);
+    case Kind::Tsb: {
+      if (!isBinaryTensorPath(path))
+        throw FileError(path, "compressed (.gz) .tsb files are not supported");
+      TensorBase t = mapBinary(path);  // validated; toCoo() copies out of the mapping
+      FileContents fc;
+      fc.data = t.toCoo();
+      fc.field = t.datatype() == Datatype::Float32 || t.datatype() == Datatype::Float64
+                     ? FileField::Real
+                     : FileField::Integer;
+      return fc;
+    }
     case Kind::Unknown:
       break;
   }
-  throw FileError(path, "unknown tensor file type; expected a .mtx or .tns extension");
+  throw FileError(path, "unknown tensor file type; expected a .mtx or .tns extension (text) or .tsb (binary)");
 }
 
 void writeTensorFile(const std::string& path, const CooData& data) {
@@ -351,10 +366,16 @@ void writeTensorFile(const std::string& path, const CooData& data) {
       return writeMtx(path, data);
     case Kind::Tns:
       return writeTns(path, data);
+    case Kind::Tsb: {
+      Format f = withFittingWidths(defaultBinaryFormat(data.order()), data.dims, data.nnz());
+      TensorBase t("T", Datatype::Float64, data.dims, f);
+      t.setFromCoo(data);
+      return writeBinary(path, t);
+    }
     case Kind::Unknown:
       break;
   }
-  throw FileError(path, "unknown tensor file type; expected a .mtx or .tns extension");
+  throw FileError(path, "unknown tensor file type; expected a .mtx or .tns extension (text) or .tsb (binary)");
 }
 
 Format withFittingWidths(const Format& f, const std::vector<int64_t>& dims, int64_t nnz) {
