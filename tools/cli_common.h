@@ -41,6 +41,11 @@ int runGuarded(const std::function<int()>& action);
 
 /// Each subcommand registers itself and, when selected, stores what to run in `action`.
 using Action = std::function<int()>;
-void registerRun(CLI::App& app, Action& action);
+void registerRun(CLI::App& app, Action& action);       // cmd_run.cpp
+void registerEmit(CLI::App& app, Action& action);      // cmd_emit.cpp
+void registerConvert(CLI::App& app, Action& action);   // cmd_convert.cpp
+void registerInfo(CLI::App& app, Action& action);      // cmd_info.cpp
+void registerGenerate(CLI::App& app, Action& action);  // cmd_generate.cpp
+void registerPlot(CLI::App& app, Action& action);      // cmd_plot.cpp
 
 }  // namespace tessel::cli

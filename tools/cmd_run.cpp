@@ -1,20 +1,18 @@
-// `tessel run`: compile and run an expression on tensors read from files.
+// `tessel run`: compile and run an expression on tensors read from files or generated.
 //
-//   tessel run "<expr>" [-f NAME:LEVELS[:ORDER]]... [-i NAME:FILE]... [-o NAME:FILE]
-//                       [--emit-c] [--time]
+//   tessel run "<expr>" [-f NAME:LEVELS[:ORDER]]... [-i NAME:FILE]... [-g NAME:KIND:ARGS]...
+//                       [-o NAME:FILE] [--emit-c] [--time[=REPS]] [--check] [--seed N]
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <iostream>
-#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <vector>
 
-#include "cli_common.h"
+#include "expression_args.h"
 
 namespace tessel::cli {
 
@@ -22,147 +20,174 @@ namespace {
 
 struct Options {
   std::string expr;
-  std::vector<std::string> formats;  // NAME:LEVELS[:ORDER]
-  std::vector<std::string> inputs;   // NAME:FILE
-  std::string output;                // NAME:FILE
+  std::vector<std::string> formats;     // NAME:LEVELS[:ORDER]
+  std::vector<std::string> inputs;      // NAME:FILE
+  std::vector<std::string> generated;   // NAME:KIND:ARGS
+  std::string output;                   // NAME:FILE
   bool emitC = false;
-  bool time = false;
+  int timeReps = 0;                     // --time[=REPS]
+  bool check = false;
+  uint64_t seed = 1;
 };
 
-int runCommand(const Options& opt) {
-  // 1. What the expression mentions.
-  std::vector<TensorUse> uses = tessel::scanTensors(opt.expr);
-  std::map<std::string, TensorUse> byName;
-  for (const auto& u : uses) byName[u.name] = u;
-  const TensorUse& out = uses.at(0);
-  auto requireKnown = [&](const std::string& name, const char* option) {
-    if (!byName.count(name))
-      throw UsageError(std::string(option) + " names tensor '" + name +
-                       "', which is not in the expression");
+/// Where each input comes from: a file or a generator spec.
+struct Sources {
+  std::map<std::string, std::string> files, specs;
+};
+
+Sources parseSources(const Options& opt, const ExpressionArgs& args) {
+  Sources s;
+  auto add = [&](const std::string& arg, const char* option, const char* what,
+                 std::map<std::string, std::string>& into) {
+    auto [name, value] = splitNamed(arg, option, what);
+    args.requireKnown(name, option);
+    if (args.byName.at(name).isOutput)
+      throw UsageError(std::string(option) + " names the output tensor '" + name + "'; give inputs only");
+    if (s.files.count(name) || s.specs.count(name))
+      throw UsageError("tensor '" + name + "' is given more than one source (-i/-g)");
+    into.emplace(name, value);
   };
+  for (const auto& arg : opt.inputs) add(arg, "-i", "FILE", s.files);
+  for (const auto& arg : opt.generated) add(arg, "-g", "KIND:ARGS", s.specs);
+  return s;
+}
 
-  // 2. Command-line bindings.
-  std::map<std::string, Format> formats;
-  for (const auto& arg : opt.formats) {
-    auto [name, text] = splitNamed(arg, "-f", "LEVELS[:ORDER]");
-    requireKnown(name, "-f");
-    if (formats.count(name)) throw UsageError("-f given twice for tensor '" + name + "'");
-    Format f = Format::parse(text);
-    if (f.order() != byName[name].order)
-      throw tessel::FormatError("format '" + text + "' has " + std::to_string(f.order()) +
-                                " levels but tensor " + name + " has order " +
-                                std::to_string(byName[name].order));
-    formats.emplace(name, f);
-  }
-  std::map<std::string, std::string> files;
-  for (const auto& arg : opt.inputs) {
-    auto [name, path] = splitNamed(arg, "-i", "FILE");
-    requireKnown(name, "-i");
-    if (byName[name].isOutput)
-      throw UsageError("-i names the output tensor '" + name + "'; give inputs only");
-    if (files.count(name)) throw UsageError("-i given twice for tensor '" + name + "'");
-    files.emplace(name, path);
-  }
-  std::optional<std::string> outPath;
-  if (!opt.output.empty()) {
-    auto [name, path] = splitNamed(opt.output, "-o", "FILE");
-    requireKnown(name, "-o");
-    if (!byName[name].isOutput)
-      throw UsageError("-o names tensor '" + name + "', but the output is '" + out.name + "'");
-    if (!hasExtension(path, ".tns") && !hasExtension(path, ".mtx"))
-      throw UsageError("-o file '" + path + "' must end in .tns or .mtx");
-    if (hasExtension(path, ".mtx") && out.order != 2)
-      throw UsageError("-o file '" + path + "': .mtx holds matrices, but " + out.name +
-                       " has order " + std::to_string(out.order) + "; use .tns");
-    auto dir = std::filesystem::path(path).parent_path();
-    if (!dir.empty() && !std::filesystem::is_directory(dir))
-      throw tessel::FileError(path, "cannot write: directory " + dir.string() + " does not exist");
-    outPath = path;
-  }
-  auto formatOf = [&](const TensorUse& u) {
-    auto it = formats.find(u.name);
-    return it != formats.end() ? it->second : defaultFormat(u.order, u.isOutput);
-  };
+std::optional<std::string> parseOutputPath(const Options& opt, const ExpressionArgs& args) {
+  if (opt.output.empty()) return std::nullopt;
+  const TensorUse& out = args.output();
+  auto [name, path] = splitNamed(opt.output, "-o", "FILE");
+  args.requireKnown(name, "-o");
+  if (!args.byName.at(name).isOutput)
+    throw UsageError("-o names tensor '" + name + "', but the output is '" + out.name + "'");
+  if (!hasExtension(path, ".tns") && !hasExtension(path, ".mtx") && !hasExtension(path, ".tsb"))
+    throw UsageError("-o file '" + path + "' must end in .tns, .mtx or .tsb");
+  if (hasExtension(path, ".mtx") && out.order != 2)
+    throw UsageError("-o file '" + path + "': .mtx holds matrices, but " + out.name + " has order " +
+                     std::to_string(out.order) + "; use .tns");
+  auto dir = std::filesystem::path(path).parent_path();
+  if (!dir.empty() && !std::filesystem::is_directory(dir))
+    throw FileError(path, "cannot write: directory " + dir.string() + " does not exist");
+  return path;
+}
 
-  // 3. --emit-c: no data needed; every dimension is 1.
-  if (opt.emitC) {
-    std::map<std::string, TensorBase> tensors;
-    for (const auto& u : uses)
-      tensors.emplace(u.name, TensorBase(u.name, Datatype::Float64,
-                                         std::vector<int64_t>(u.order, 1), formatOf(u)));
-    tessel::Assignment a = tessel::parseAssignment(opt.expr, tensors);
-    tessel::checkAssignment(a);
-    std::string code = tessel::Kernel::emitC(a);
-    std::fwrite(code.data(), 1, code.size(), stdout);
-    if (!code.empty() && code.back() != '\n') std::fputc('\n', stdout);
-    return 0;
-  }
-
-  // 4. Inputs.
+std::map<std::string, TensorBase> loadInputs(const Options& opt, const ExpressionArgs& args,
+                                             const Sources& src) {
   std::map<std::string, TensorBase> tensors;
-  for (const auto& u : uses) {
+  uint64_t seed = opt.seed;
+  for (const auto& u : args.uses) {
     if (u.isOutput) continue;
-    auto it = files.find(u.name);
-    if (it == files.end())
-      throw UsageError("no input file for tensor '" + u.name + "' (use -i " + u.name + ":FILE)");
-    CooData coo = tessel::readTensorFile(it->second).data;
+    CooData coo;
+    std::string origin;
+    if (auto f = src.files.find(u.name); f != src.files.end() && hasExtension(f->second, ".tsb")) {
+      // Binary tensors are mapped, not parsed, and keep their stored format unless -f says otherwise.
+      TensorBase t = mapBinary(f->second, u.name);
+      if (t.order() != u.order)
+        throw DimensionError(f->second + " holds a tensor of order " + std::to_string(t.order()) + ", but " +
+                             u.name + " has " + std::to_string(u.order) + " indices in the expression");
+      if (args.formats.count(u.name) && !(args.formats.at(u.name) == t.format()))
+        t = t.convert(withFittingWidths(args.formats.at(u.name), t.dims(), t.storedCount()), u.name);
+      tensors.emplace(u.name, t);
+      continue;
+    }
+    if (auto f = src.files.find(u.name); f != src.files.end()) {
+      coo = readTensorFile(f->second).data;
+      origin = f->second;
+    } else if (auto g = src.specs.find(u.name); g != src.specs.end()) {
+      coo = generateFromSpec(g->second, seed++);
+      origin = "generated " + g->second;
+    } else {
+      throw UsageError("no input for tensor '" + u.name + "' (use -i " + u.name + ":FILE or -g " + u.name +
+                       ":KIND:ARGS)");
+    }
     if (coo.order() != u.order)
-      throw tessel::DimensionError(it->second + " holds a tensor of order " +
-                                   std::to_string(coo.order()) + ", but " + u.name + " has " +
-                                   std::to_string(u.order) + " indices in the expression");
-    Format f = tessel::withFittingWidths(formatOf(u), coo.dims, coo.nnz());
-    TensorBase t(u.name, Datatype::Float64, coo.dims, f);
+      throw DimensionError(origin + " holds a tensor of order " + std::to_string(coo.order()) + ", but " +
+                           u.name + " has " + std::to_string(u.order) + " indices in the expression");
+    TensorBase t(u.name, Datatype::Float64, coo.dims, withFittingWidths(args.formatOf(u), coo.dims, coo.nnz()));
     t.setFromCoo(coo);
     tensors.emplace(u.name, t);
   }
+  return tensors;
+}
 
-  // 5. Output dims from the index variables' extents in the inputs: parse once with a
-  // placeholder output to learn which variable indexes which input mode.
-  std::vector<int64_t> outDims(out.order, 1);
-  {
-    auto probe = tensors;
-    probe.emplace(out.name, TensorBase(out.name, Datatype::Float64, outDims,
-                                       defaultFormat(out.order, true)));
-    tessel::Assignment a = tessel::parseAssignment(opt.expr, probe);
-    const auto& lhsVars = a.lhsNode().vars;
-    auto accesses = tessel::rhsAccesses(a);
-    for (int m = 0; m < out.order; m++) {
-      bool found = false;
-      for (const auto* acc : accesses) {
-        for (size_t k = 0; k < acc->vars.size() && !found; k++) {
-          if (acc->vars[k] == lhsVars.at(m) && acc->tensor && acc->tensor->name != out.name) {
-            outDims[m] = acc->tensor->dims.at(k);
-            found = true;
-          }
+/// Output dims from the extents of the same index variables in the inputs: parse
+/// once with a placeholder output to learn which variable indexes which input mode.
+std::vector<int64_t> inferOutputDims(const std::string& expr, const TensorUse& out,
+                                     std::map<std::string, TensorBase> probe) {
+  std::vector<int64_t> dims(out.order, 1);
+  probe.emplace(out.name, TensorBase(out.name, Datatype::Float64, dims, defaultFormat(out.order, true)));
+  Assignment a = parseAssignment(expr, probe);
+  const auto& lhsVars = a.lhsNode().vars;
+  auto accesses = rhsAccesses(a);
+  for (int m = 0; m < out.order; m++) {
+    bool found = false;
+    for (const auto* acc : accesses)
+      for (size_t k = 0; k < acc->vars.size() && !found; k++)
+        if (acc->vars[k] == lhsVars.at(m) && acc->tensor->name != out.name) {
+          dims[m] = acc->tensor->dims.at(k);
+          found = true;
         }
-        if (found) break;
-      }
-      if (!found)
-        throw tessel::NotationError("cannot infer the extent of index variable " +
-                                    lhsVars.at(m).name());
-    }
+    if (!found) throw NotationError("cannot infer the extent of index variable " + lhsVars.at(m).name());
   }
-  Format outFormat = tessel::withFittingWidths(formatOf(out), outDims, dimsProduct(outDims));
-  TensorBase output(out.name, Datatype::Float64, outDims, outFormat);
+  return dims;
+}
+
+double medianMs(std::vector<double> seconds) {
+  std::sort(seconds.begin(), seconds.end());
+  return seconds[seconds.size() / 2] * 1e3;
+}
+
+/// Compile, run (REPS times with --time=REPS) and report times as medians.
+void compileAndRun(const Options& opt, const Assignment& a) {
+  auto t0 = std::chrono::steady_clock::now();
+  auto kernel = Kernel::compile(a);
+  double compileMs = millis(std::chrono::steady_clock::now() - t0);
+  int reps = std::max(1, opt.timeReps);
+  std::vector<double> assemble, compute;
+  for (int r = 0; r < reps; r++) {
+    RunTimes t = kernel->run(a);
+    assemble.push_back(t.assembleSeconds);
+    compute.push_back(t.computeSeconds);
+  }
+  if (opt.timeReps > 0) {
+    std::string over = reps > 1 ? " (median of " + std::to_string(reps) + " runs)" : "";
+    std::fprintf(stderr, "compile: %.3f ms (%s)\n", compileMs, kernel->cacheHit() ? "cache hit" : "compiled");
+    std::fprintf(stderr, "assemble: %.3f ms%s\n", medianMs(assemble), over.c_str());
+    std::fprintf(stderr, "compute: %.3f ms%s\n", medianMs(compute), over.c_str());
+  }
+}
+
+/// --check: compare with the reference evaluator; a mismatch is a tessel bug (exit 1).
+void checkAgainstReference(const Assignment& a, const TensorBase& output) {
+  std::string why;
+  if (!tensorsClose(referenceEvaluate(a), output.toCoo(), 1e-9, 1e-12, &why))
+    throw InternalError("check: the result differs from the reference evaluator: " + why);
+  std::fprintf(stderr, "check: OK (matches the reference evaluator)\n");
+}
+
+int runCommand(const Options& opt) {
+  ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats);
+  Sources sources = parseSources(opt, args);
+  std::optional<std::string> outPath = parseOutputPath(opt, args);
+  if (opt.emitC) {
+    std::string code = generatedCode(opt.expr, args);
+    std::fwrite(code.data(), 1, code.size(), stdout);
+    return 0;
+  }
+  const TensorUse& out = args.output();
+  std::map<std::string, TensorBase> tensors = loadInputs(opt, args, sources);
+  std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, tensors);
+  TensorBase output(out.name, Datatype::Float64, outDims,
+                    withFittingWidths(args.formatOf(out), outDims, dimsProduct(outDims)));
   tensors.emplace(out.name, output);
 
-  // 6. Compile and run.
-  tessel::Assignment a = tessel::parseAssignment(opt.expr, tensors);
-  tessel::checkAssignment(a);
-  auto t0 = std::chrono::steady_clock::now();
-  auto kernel = tessel::Kernel::compile(a);
-  auto t1 = std::chrono::steady_clock::now();
-  tessel::RunTimes times = kernel->run(a);
-  if (opt.time) {
-    std::fprintf(stderr, "compile: %.3f ms (%s)\n", millis(t1 - t0),
-                 kernel->cacheHit() ? "cache hit" : "compiled");
-    std::fprintf(stderr, "assemble: %.3f ms\n", times.assembleSeconds * 1e3);
-    std::fprintf(stderr, "compute: %.3f ms\n", times.computeSeconds * 1e3);
-  }
+  Assignment a = parseAssignment(opt.expr, tensors);
+  checkAssignment(a);
+  compileAndRun(opt, a);
+  if (opt.check) checkAgainstReference(a, output);
 
-  // 7. Results.
+  if (outPath && hasExtension(*outPath, ".tsb")) writeBinary(*outPath, output);  // in A's own format
   CooData result = output.toCoo();
-  if (outPath) tessel::writeTensorFile(*outPath, result);
+  if (outPath && !hasExtension(*outPath, ".tsb")) writeTensorFile(*outPath, result);
   if (out.order == 0) {
     double v = 0;
     for (double x : result.values) v += x;
@@ -178,24 +203,33 @@ void registerRun(CLI::App& app, Action& action) {
   CLI::App* run = app.add_subcommand(
       "run",
       "Compile and run a tensor-index-notation expression, e.g.\n"
-      "  tessel run \"a(i) = B(i,j) * c(j)\" -f B:ds -i B:B.mtx -i c:c.tns -o a:a.tns");
-  run->add_option("expr", opt->expr, "The expression, e.g. \"A(i,j) = B(i,k) * C(k,j)\"")
-      ->required();
+      "  tessel run \"a(i) = B(i,j) * c(j)\" -f B:ds -i B:B.mtx -i c:c.tns -o a:a.tns\n"
+      "  tessel run \"a(i) = B(i,j) * c(j)\" -g B:uniform:10000,10000,8 -g c:dense:10000 --time=10 --check");
+  run->add_option("expr", opt->expr, "The expression, e.g. \"A(i,j) = B(i,k) * C(k,j)\"")->required();
   run->add_option("-f,--format", opt->formats,
                   "Format of a tensor: level letters (d dense, s compressed, u compressed "
                   "non-unique, q singleton), optional mode order: B:ds is CSR, B:ds:1,0 is CSC. "
                   "Default: inputs d then s for lower levels, output dense")
       ->type_name("NAME:LEVELS[:ORDER]")
       ->allow_extra_args(false);
-  run->add_option("-i,--input", opt->inputs, "Input tensor file (.mtx or .tns), one per input")
+  run->add_option("-i,--input", opt->inputs,
+                  "Input tensor file: .mtx, .tns (or gzip of either), or binary .tsb (mapped, keeps its format)")
       ->type_name("NAME:FILE")
       ->allow_extra_args(false);
+  run->add_option("-g,--generate", opt->generated,
+                  "Generate an input instead of reading it (kinds as for `tessel generate`), e.g. "
+                  "B:uniform:1000,1000,8 or c:dense:1000")
+      ->type_name("NAME:KIND:ARGS")
+      ->allow_extra_args(false);
   run->add_option("-o,--output", opt->output,
-                  "Write the output tensor (.tns: 1-based, zeros omitted; or .mtx)")
+                  "Write the output tensor: .tns (1-based, zeros omitted), .mtx, or .tsb (binary, in its format)")
       ->type_name("NAME:FILE");
   run->add_flag("--emit-c", opt->emitC, "Print the generated C code and exit (no inputs needed)");
-  run->add_flag("--time", opt->time, "Print compile, assemble and compute times to stderr");
-
+  run->add_flag("--time{1}", opt->timeReps,
+                "Print compile, assemble and compute times to stderr; --time=REPS runs REPS times "
+                "and prints medians");
+  run->add_flag("--check", opt->check, "Compare the result with the reference evaluator");
+  run->add_option("--seed", opt->seed, "Seed for -g generators (default 1)");
   run->callback([&action, opt] { action = [opt] { return runCommand(*opt); }; });
 }
 

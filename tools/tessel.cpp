@@ -13,6 +13,11 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   Action action;
   registerRun(app, action);
+  registerEmit(app, action);
+  registerConvert(app, action);
+  registerInfo(app, action);
+  registerGenerate(app, action);
+  registerPlot(app, action);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

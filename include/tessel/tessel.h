@@ -1,6 +1,7 @@
 // tessel: the whole public API.
 #pragma once
 
+#include "tessel/binary_format.h"
 #include "tessel/coo.h"
 #include "tessel/error.h"
 #include "tessel/format.h"
@@ -10,5 +11,6 @@
 #include "tessel/kernel.h"
 #include "tessel/notation.h"
 #include "tessel/parser.h"
+#include "tessel/plot.h"
 #include "tessel/reference.h"
 #include "tessel/tensor.h"

@@ -1,0 +1,31 @@
+// What `run` and `emit` share: the tensors an expression mentions and their formats
+// from `-f NAME:LEVELS[:ORDER]` arguments.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "cli_common.h"
+
+namespace tessel::cli {
+
+struct ExpressionArgs {
+  std::vector<TensorUse> uses;            ///< output first, then inputs
+  std::map<std::string, TensorUse> byName;
+  std::map<std::string, Format> formats;  ///< from -f
+
+  const TensorUse& output() const { return uses.at(0); }
+  /// Throws UsageError if `name` is not in the expression.
+  void requireKnown(const std::string& name, const char* option) const;
+  /// -f if given, else the default (inputs d then s; output dense).
+  Format formatOf(const TensorUse& u) const;
+};
+
+/// Scan the expression and parse the -f arguments.
+ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<std::string>& formatArgs);
+
+/// The generated C code for the expression with these formats (no data needed).
+std::string generatedCode(const std::string& expr, const ExpressionArgs& args);
+
+}  // namespace tessel::cli
