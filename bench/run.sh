@@ -47,7 +47,7 @@ cc_version=$(${TESSEL_CC:-cc} --version | head -1)
 {
   echo "# Performance"
   echo
-  echo "Regenerate with \`bash bench/run.sh\` (about 3 minutes). Single thread; medians of repeated,"
+  echo "Regenerate with \`bash bench/run.sh\` (a few minutes). Single thread; medians of repeated,"
   echo "interleaved runs. Machine: $(nproc) cores, ${cpu}; JIT compiler: ${cc_version},"
   echo "flags \`-O3 -march=native -falign-loops=64 -fopenmp\`. Measured STREAM triad (1 thread): **${triad} GB/s**."
   echo
