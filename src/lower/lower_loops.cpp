@@ -280,8 +280,17 @@ class LoopLowerer {
       body.push_back(decl(vv, minCrd));
       for (int a : pt.iterators)
         body.push_back(segment(iv[a], vv));
-      body.push_back(caseChain(d, L.subLattice(pt), env, iv, vv));
-      for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
+      std::vector<LatticePoint> cases = L.subLattice(pt);
+      if (pt.iterators.size() == 1 && cases.size() == 1) {
+        // One iterator left: its coordinate is the loop's, so no case test and no
+        // conditional advance.
+        const IterVars& it = iv[pt.iterators[0]];
+        body.push_back(caseBody(d, cases[0], env, iv, vv));
+        body.push_back(assign(it.pos, it.unique ? add(it.pos, intImm(1)) : it.seg));
+      } else {
+        body.push_back(caseChain(d, cases, env, iv, vv));
+        for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
+      }
       s.push_back(whileLoop(cond, block(body)));
     }
     return block(s);
