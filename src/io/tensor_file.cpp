@@ -157,14 +157,22 @@ bool LineReader::next(std::string_view& line) {
   }
 }
 
+namespace {
+/// Skip one leading '+' (from_chars does not accept it); false if nothing numeric is
+/// left or another sign follows.
+bool skipPlusSign(const char*& b, const char* e) {
+  if (b < e && *b == '+') {
+    ++b;
+    if (b < e && (*b == '-' || *b == '+')) return false;
+  }
+  return b != e;
+}
+}  // namespace
+
 NumStatus parseInt64(std::string_view tok, int64_t& out) {
   const char* b = tok.data();
   const char* e = b + tok.size();
-  if (b < e && *b == '+') {
-    ++b;
-    if (b == e || *b == '-' || *b == '+') return NumStatus::Invalid;
-  }
-  if (b == e) return NumStatus::Invalid;
+  if (!skipPlusSign(b, e)) return NumStatus::Invalid;
   auto [p, ec] = std::from_chars(b, e, out);
   if (ec == std::errc::result_out_of_range) {
     // from_chars stops at the end of the digits; the token must still be all digits.
@@ -178,11 +186,7 @@ NumStatus parseInt64(std::string_view tok, int64_t& out) {
 NumStatus parseDouble(std::string_view tok, double& out) {
   const char* b = tok.data();
   const char* e = b + tok.size();
-  if (b < e && *b == '+') {
-    ++b;
-    if (b == e || *b == '-' || *b == '+') return NumStatus::Invalid;
-  }
-  if (b == e) return NumStatus::Invalid;
+  if (!skipPlusSign(b, e)) return NumStatus::Invalid;
   auto [p, ec] = std::from_chars(b, e, out, std::chars_format::general);
   if (ec == std::errc::result_out_of_range && p == e) {
     // Overflow or underflow: take strtod's answer (+-HUGE_VAL = inf, or a denormal/zero).
