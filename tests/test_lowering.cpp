@@ -2,6 +2,8 @@
 // assembly strategy, generated code shape, bad inputs to the compiler.
 #include <gtest/gtest.h>
 
+#include <chrono>
+
 #include "lower/lower.h"
 #include "support/test_support.h"
 
@@ -133,4 +135,40 @@ TEST(Lowering, RerunReassemblesTheOutput) {
   k->run(A.assignment());
   EXPECT_TRUE(tensorsClose(first, A.toCoo(), 0, 0));
   EXPECT_TRUE(tensorsClose(referenceEvaluate(A.assignment()), A.toCoo(), 1e-12, 1e-12));
+}
+
+TEST(Lowering, ExponentialExpressionsAreRefusedQuickly) {
+  // Seven sparse operands co-iterated at one variable: 2^7 - 1 lattice points (and 3^7
+  // cases) is over the limit.
+  std::string sum = "A(i) = B0(i)";
+  std::map<std::string, TensorBase> tensors;
+  tensors["A"] = TensorBase("A", Datatype::Float64, {4}, Format::parse("s"));
+  tensors["B0"] = T("B0", {4}, "s");
+  for (int n = 1; n <= 6; n++) {
+    std::string name = "B" + std::to_string(n);
+    sum += " + " + name + "(i)";
+    tensors[name] = T(name, {4}, "s");
+  }
+  Assignment wide = parseAssignment(sum, tensors);
+  EXPECT_THROW(Kernel::emitC(wide), NotationError);
+  // Six sparse operands are still fine.
+  Assignment ten = parseAssignment(sum.substr(0, sum.rfind(" + ")), tensors);
+  EXPECT_NO_THROW(Kernel::emitC(ten));
+
+  // Many reductions over a long sum (found by fuzzing): refused in well under a second.
+  std::map<std::string, TensorBase> t2;
+  t2["A"] = TensorBase("A", Datatype::Float64, {2, 2}, Format::parse("ss"));
+  for (auto n : {"B", "C", "D", "E"}) t2[n] = T(n, {2, 2}, "ds");
+  std::string longSum = "A(y,n) = ";
+  for (int r = 0; r < 6; r++)
+    longSum += std::string(r ? " + " : "") + "B(a" + std::to_string(r) + ",j) + C(h,j" + std::to_string(r) +
+               ") - D(i,b" + std::to_string(r) + ") + E(k" + std::to_string(r) + ",z)";
+  Assignment deep = parseAssignment(longSum, t2);
+  auto t0 = std::chrono::steady_clock::now();
+  try {
+    Kernel::emitC(deep);
+  } catch (const NotationError& e) {
+    EXPECT_NE(std::string(e.what()).find("too complex"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 2.0);
 }

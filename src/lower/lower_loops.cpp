@@ -114,6 +114,7 @@ class LoopLowerer {
   // ---- structure -------------------------------------------------------------------
 
   Stmt leaf(const IndexExpr& e, const Env& env) {
+    spend(nodes(e));
     if (env.hit) {
       Stmt mark = assign(env.hit, intImm(1, scalar(Datatype::Bool)));
       if (phase_ == Phase::Symbolic) return mark;
@@ -164,6 +165,7 @@ class LoopLowerer {
 
   Stmt caseBody(int d, const LatticePoint& q, const Env& env, const std::map<int, IterVars>& iv,
                 const Expr& v) {
+    spend(1);
     Env e2 = env;
     e2.bound[p_.order[d].id()] = v;
     for (int a : q.iterators) {
@@ -302,6 +304,21 @@ class LoopLowerer {
   Symbols sym_;
   OutputAssembly out_;
   int depthLimit_;
+  /// Nested lattices multiply, and each case evaluates its own expression: bound the
+  /// code (and so the C compiler's time) of one kernel. Real kernels use a few hundred.
+  static constexpr int64_t kMaxWork = 20000;
+  int64_t work_ = 0;
+  void spend(int64_t units) {
+    work_ += units;
+    if (work_ > kMaxWork)
+      throw NotationError(std::string("expression too complex: its kernel would exceed ") +
+                          std::to_string(kMaxWork) +
+                          " co-iteration cases and expression nodes; split it into several assignments");
+  }
+  static int64_t nodes(const IndexExpr& e) {
+    const tessel::ExprNode& n = e.node();
+    return 1 + (n.a.defined() ? nodes(n.a) : 0) + (n.b.defined() ? nodes(n.b) : 0);
+  }
 };
 
 }  // namespace

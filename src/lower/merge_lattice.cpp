@@ -47,6 +47,17 @@ Points conj(const Points& la, const Points& lb,
   return r;
 }
 
+/// Keep the first point of each iterator set: a later one can never be selected, here
+/// or after combining (conj and union preserve the order). Without this a sum of n dense
+/// terms would carry 2^n - 1 identical points.
+Points dedupe(Points pts) {
+  Points r;
+  std::set<std::vector<int>> seen;
+  for (auto& p : pts)
+    if (seen.insert(p.iterators).second) r.push_back(std::move(p));
+  return r;
+}
+
 Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated) {
   const ExprNode& n = e.node();
   switch (n.kind) {
@@ -63,12 +74,12 @@ Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iter
       return r;
     }
     case ExprKind::Mul:
-      return conj(build(n.a, iterated), build(n.b, iterated), mulZ);
+      return dedupe(conj(build(n.a, iterated), build(n.b, iterated), mulZ));
     case ExprKind::Div: {
       Points la = build(n.a, iterated), lb = build(n.b, iterated);
       Points r = conj(la, lb, divZ);
       for (auto& p : la) r.push_back({p.iterators, divZ(p.expr, {})});
-      return r;
+      return dedupe(r);
     }
     case ExprKind::Add:
     case ExprKind::Sub: {
@@ -77,7 +88,7 @@ Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iter
       Points r = conj(la, lb, add ? addZ : subZ);
       for (auto& p : la) r.push_back(p);
       for (auto& p : lb) r.push_back({p.iterators, add ? p.expr : subZ({}, p.expr)});
-      return r;
+      return dedupe(r);
     }
   }
   throw InternalError("unknown expression kind in lattice");
@@ -103,14 +114,31 @@ std::string MergeLattice::str() const {
   std::string s;
   for (auto& p : points) {
     s += "[";
-    for (size_t i = 0; i < p.iterators.size(); i++)
-      s += (i ? "," : "") + std::to_string(p.iterators[i]);
-    s += "] " + p.expr.str() + "\n";
+    for (size_t i = 0; i < p.iterators.size(); i++) {
+      if (i) s += ",";
+      s += std::to_string(p.iterators[i]);
+    }
+    s += "] ";
+    s += p.expr.str();
+    s += "\n";
   }
   return s;
 }
 
 MergeLattice buildLattice(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated) {
+  // A union of n sparse operands has 2^n - 1 points: refuse before it gets exponential.
+  int sparse = 0;
+  std::function<void(const IndexExpr&)> count = [&](const IndexExpr& x) {
+    const ExprNode& n = x.node();
+    if (n.kind == ExprKind::Access) sparse += iterated(&n) >= 0;
+    if (n.a.defined()) count(n.a);
+    if (n.b.defined()) count(n.b);
+  };
+  count(e);
+  if (sparse > kMaxCoiterated)
+    throw NotationError(std::string("expression too complex: ") + std::to_string(sparse) +
+                        " sparse operands are co-iterated at one index variable (at most " +
+                        std::to_string(kMaxCoiterated) + "); split it into several assignments");
   Points pts = build(e, iterated);
   // Zero points compute nothing; a later point with an iterator set already seen can
   // never be selected (the earlier one matches first).

@@ -29,8 +29,12 @@ struct MergeLattice {
   std::string str() const;
 };
 
+/// Most sparse operands one loop may co-iterate (a union of n has 2^n - 1 points).
+constexpr int kMaxCoiterated = 6;
+
 /// `iterated(access)` returns the access index if the access is iterated (sparse
 /// level) at the variable, or -1 if it is random-access or independent of it.
+/// Throws NotationError beyond kMaxCoiterated sparse operands.
 MergeLattice buildLattice(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated);
 
 }  // namespace tessel::lower
