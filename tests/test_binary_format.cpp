@@ -27,14 +27,9 @@ namespace {
 class Binary : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "tessel-tsb-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = tessel::testing::makeScratchDir("tessel-tsb");
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void TearDown() override { tessel::testing::removeScratchDir(dir_); }
   std::string path(const std::string& n) const { return (dir_ / n).string(); }
   fs::path dir_;
 };

@@ -16,6 +16,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/test_support.h"
+
 #include "support/tool_runner.h"
 
 #ifndef TESSEL_TOOL
@@ -31,9 +33,7 @@ namespace {
 class Cli : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "tessel-cli-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = tessel::testing::makeScratchDir("tessel-cli");
     ASSERT_TRUE(fs::exists(TESSEL_TOOL)) << "tool not built: " << TESSEL_TOOL;
     // B is 3x4:  [1 0 2 0; 0 3 0 0; 4 0 0 5]
     write("B.mtx",
@@ -45,10 +45,7 @@ class Cli : public ::testing::Test {
     // C is 4x2: [1 0; 0 2; 3 0; 0 4]
     write("C.tns", "1 1 1\n2 2 2\n3 1 3\n4 2 4\n");
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void TearDown() override { tessel::testing::removeScratchDir(dir_); }
 
   fs::path path(const std::string& name) const { return dir_ / name; }
   std::string arg(const std::string& tensor, const std::string& file) const {

@@ -14,6 +14,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/test_support.h"
+
 #include "support/tool_runner.h"
 #include <nlohmann/json.hpp>
 
@@ -41,9 +43,7 @@ Entries entriesOf(const tessel::CooData& c) {
 class CliIo : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "tessel-cli-io-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = tessel::testing::makeScratchDir("tessel-cli-io");
     ASSERT_TRUE(fs::exists(TESSEL_TOOL)) << "tool not built: " << TESSEL_TOOL;
     // B is 3x4:  [1 0 2 0; 0 3 0 0; 4 0 0 5]
     write("B.mtx",
@@ -52,10 +52,7 @@ class CliIo : public ::testing::Test {
           "1 1 1.0\n1 3 2.0\n2 2 3.0\n3 1 4.0\n3 4 5.25\n");
     write("T.tns", "1 1 1 1.5\n1 2 3 2\n2 2 2 -3\n2 2 3 4\n");
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void TearDown() override { tessel::testing::removeScratchDir(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
   void write(const std::string& name, const std::string& text) {
     std::ofstream(path(name), std::ios::binary) << text;

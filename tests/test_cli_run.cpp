@@ -2,6 +2,8 @@
 // and `tessel emit`.
 #include <gtest/gtest.h>
 
+#include "support/test_support.h"
+
 #include <filesystem>
 
 #include "support/tool_runner.h"
@@ -14,14 +16,9 @@ namespace {
 class CliRun : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "tessel-cli-run-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = tessel::testing::makeScratchDir("tessel-cli-run");
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void TearDown() override { tessel::testing::removeScratchDir(dir_); }
   Result run(const std::vector<std::string>& args) { return runTool(dir_, args); }
   fs::path dir_;
 };

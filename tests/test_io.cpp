@@ -1,6 +1,8 @@
 // Tensor files: the shared data sets, every malformed-input error (type and line number),
 // round trips, safe writing, and index widths.
 #include <gtest/gtest.h>
+
+#include "support/test_support.h"
 #include <unistd.h>
 
 #include <algorithm>
@@ -38,14 +40,9 @@ namespace {
 class IoTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "tessel-io-test-XXXXXX").string();
-    ASSERT_NE(::mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = tessel::testing::makeScratchDir("tessel-io-test");
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void TearDown() override { tessel::testing::removeScratchDir(dir_); }
   /// Write `text` to dir/name and return the path.
   std::string file(const std::string& name, const std::string& text) {
     std::string p = dir_ + "/" + name;

@@ -1,6 +1,8 @@
 // Index notation: variables, expression printing, assignments and their checks.
 #include <gtest/gtest.h>
 
+#include "support/test_support.h"
+
 #include <functional>
 #include <string>
 
@@ -26,11 +28,7 @@ void expectError(const std::function<void()>& f, const std::vector<std::string>&
 }
 
 Assignment assign(const IndexExpr& lhs, const IndexExpr& rhs, bool acc = false) {
-  Assignment a;
-  a.lhs = lhs;
-  a.rhs = rhs;
-  a.accumulate = acc;
-  return a;
+  return tessel::testing::makeAssignment(lhs, rhs, acc);
 }
 
 }  // namespace

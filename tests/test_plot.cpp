@@ -17,6 +17,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/test_support.h"
+
 #include "support/tool_runner.h"
 
 #include "tessel/generate.h"
@@ -319,19 +321,14 @@ using tessel::testing::slurp;
 class PlotTool : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = (fs::temp_directory_path() / "tessel-plot-XXXXXX").string();
-    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
-    dir_ = tmpl;
+    dir_ = tessel::testing::makeScratchDir("tessel-plot");
     ASSERT_TRUE(fs::exists(TESSEL_TOOL)) << "tool not built: " << TESSEL_TOOL;
     // tinyMatrix() as a file.
     std::ofstream(path("B.mtx")) << "%%MatrixMarket matrix coordinate real general\n4 4 8\n"
                                     "4 4 1\n1 1 1\n1 2 1\n3 3 1\n1 3 1\n1 4 1\n2 2 1\n4 1 1\n";
     std::ofstream(path("T.tns")) << "1 1 1 1.0\n2 3 4 2.0\n";
   }
-  void TearDown() override {
-    std::error_code ec;
-    fs::remove_all(dir_, ec);
-  }
+  void TearDown() override { tessel::testing::removeScratchDir(dir_); }
   std::string path(const std::string& name) const { return (dir_ / name).string(); }
 
   Result run(const std::vector<std::string>& args) { return runTool(dir_, args); }

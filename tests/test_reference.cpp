@@ -1,6 +1,8 @@
 // The reference evaluator (the test oracle) against hand-computed results, and tensorsClose.
 #include <gtest/gtest.h>
 
+#include "support/test_support.h"
+
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -32,11 +34,7 @@ Tensor<T> sparseVec(const std::string& name, int64_t n,
 }
 
 Assignment assign(const IndexExpr& lhs, const IndexExpr& rhs, bool acc = false) {
-  Assignment a;
-  a.lhs = lhs;
-  a.rhs = rhs;
-  a.accumulate = acc;
-  return a;
+  return tessel::testing::makeAssignment(lhs, rhs, acc);
 }
 
 // Exact comparison: same dims, same coordinates in the same (sorted) order, same values.

@@ -3,6 +3,9 @@
 
 #include <filesystem>
 #include <set>
+#include <stdexcept>
+
+#include <stdlib.h>
 
 #ifndef TESSEL_DATA_DIR
 #define TESSEL_DATA_DIR "../shared/data"
@@ -74,6 +77,25 @@ TensorBase makeTensor(const std::string& name, const CooData& data, const Format
     return ::testing::AssertionFailure() << expr << " with output format " << outFormat.str() << ": " << why
                                          << "\n" << Kernel::emitC(a);
   return ::testing::AssertionSuccess();
+}
+
+std::filesystem::path makeScratchDir(const std::string& prefix) {
+  std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);
+  return tmpl;
+}
+
+void removeScratchDir(const std::filesystem::path& dir) {
+  std::error_code ec;
+  std::filesystem::remove_all(dir, ec);
+}
+
+Assignment makeAssignment(const IndexExpr& lhs, const IndexExpr& rhs, bool acc) {
+  Assignment a;
+  a.lhs = lhs;
+  a.rhs = rhs;
+  a.accumulate = acc;
+  return a;
 }
 
 std::string dataDir() {

@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <map>
 #include <random>
 #include <string>
@@ -35,6 +36,14 @@ struct Operand {
                                             const Format& outFormat,
                                             Datatype outType = Datatype::Float64,
                                             double tol = 1e-9);
+
+/// A fresh private directory under the system temp dir ("<prefix>-XXXXXX"); throws on failure.
+std::filesystem::path makeScratchDir(const std::string& prefix);
+/// Remove a scratch directory and everything in it (errors ignored).
+void removeScratchDir(const std::filesystem::path& dir);
+
+/// lhs = rhs (or += when acc) without recording it in the output tensor.
+Assignment makeAssignment(const IndexExpr& lhs, const IndexExpr& rhs, bool acc = false);
 
 /// The shared data directory (../shared/data), or "" if missing.
 std::string dataDir();
