@@ -1,4 +1,4 @@
-// `tessel emit "<expr>" [-f NAME:LEVELS[:ORDER]]...`: print the generated C code.
+// `tessel emit "<expr>" [-f NAME:LEVELS[:ORDER]]... [-s SCHEDULE] [--threads N]`: print the generated C code.
 #include <cstdio>
 #include <memory>
 
@@ -10,6 +10,8 @@ namespace {
 struct EmitOptions {
   std::string expr;
   std::vector<std::string> formats;
+  std::string schedule;
+  int threads = 1;
 };
 }  // namespace
 
@@ -23,9 +25,13 @@ void registerEmit(CLI::App& app, Action& action) {
   emit->add_option("-f,--format", opt->formats, "Format of a tensor (as for run)")
       ->type_name("NAME:LEVELS[:ORDER]")
       ->allow_extra_args(false);
+  emit->add_option("-s,--schedule", opt->schedule, "Schedule commands (as for run)")->type_name("COMMANDS");
+  emit->add_option("--threads", opt->threads, "Thread count whose default parallel schedule to use (as for run)")
+      ->check(CLI::Range(1, 4096));
   emit->callback([&action, opt] {
     action = [opt] {
-      std::string code = generatedCode(opt->expr, parseExpressionArgs(opt->expr, opt->formats));
+      std::string code = generatedCode(opt->expr, parseExpressionArgs(opt->expr, opt->formats), opt->schedule,
+                                       opt->threads);
       std::fwrite(code.data(), 1, code.size(), stdout);
       return 0;
     };

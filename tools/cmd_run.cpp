@@ -1,7 +1,8 @@
 // `tessel run`: compile and run an expression on tensors read from files or generated.
 //
 //   tessel run "<expr>" [-f NAME:LEVELS[:ORDER]]... [-i NAME:FILE]... [-g NAME:KIND:ARGS]...
-//                       [-o NAME:FILE] [--emit-c] [--time[=REPS]] [--check] [--seed N]
+//                       [-o NAME:FILE] [-s SCHEDULE] [--threads N] [--emit-c] [--time[=REPS]]
+//                       [--check] [--seed N]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -28,6 +29,8 @@ struct Options {
   int timeReps = 0;                     // --time[=REPS]
   bool check = false;
   uint64_t seed = 1;
+  std::string schedule;                 // -s
+  int threads = 1;                      // --threads
 };
 
 /// Where each input comes from: a file or a generator spec.
@@ -139,17 +142,19 @@ double medianMs(std::vector<double> seconds) {
 /// Compile, run (REPS times with --time=REPS) and report times as medians.
 void compileAndRun(const Options& opt, const Assignment& a) {
   auto t0 = std::chrono::steady_clock::now();
-  auto kernel = Kernel::compile(a);
+  Schedule schedule = chooseSchedule(opt.schedule, opt.threads, a);
+  auto kernel = Kernel::compile(a, schedule);
   double compileMs = millis(std::chrono::steady_clock::now() - t0);
   int reps = std::max(1, opt.timeReps);
   std::vector<double> assemble, compute;
   for (int r = 0; r < reps; r++) {
-    RunTimes t = kernel->run(a);
+    RunTimes t = kernel->run(a, opt.threads);
     assemble.push_back(t.assembleSeconds);
     compute.push_back(t.computeSeconds);
   }
   if (opt.timeReps > 0) {
     std::string over = reps > 1 ? " (median of " + std::to_string(reps) + " runs)" : "";
+    std::fprintf(stderr, "schedule: %s\n", schedule.empty() ? "(none: one thread)" : schedule.str().c_str());
     std::fprintf(stderr, "compile: %.3f ms (%s)\n", compileMs, kernel->cacheHit() ? "cache hit" : "compiled");
     std::fprintf(stderr, "assemble: %.3f ms%s\n", medianMs(assemble), over.c_str());
     std::fprintf(stderr, "compute: %.3f ms%s\n", medianMs(compute), over.c_str());
@@ -169,7 +174,7 @@ int runCommand(const Options& opt) {
   Sources sources = parseSources(opt, args);
   std::optional<std::string> outPath = parseOutputPath(opt, args);
   if (opt.emitC) {
-    std::string code = generatedCode(opt.expr, args);
+    std::string code = generatedCode(opt.expr, args, opt.schedule, opt.threads);
     std::fwrite(code.data(), 1, code.size(), stdout);
     return 0;
   }
@@ -230,6 +235,14 @@ void registerRun(CLI::App& app, Action& action) {
                 "and prints medians");
   run->add_flag("--check", opt->check, "Compare the result with the reference evaluator");
   run->add_option("--seed", opt->seed, "Seed for -g generators (default 1)");
+  run->add_option("-s,--schedule", opt->schedule,
+                  "Schedule commands, e.g. \"split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)\" "
+                  "(split divide pos fuse reorder precompute parallelize unroll bound)")
+      ->type_name("COMMANDS");
+  run->add_option("--threads", opt->threads,
+                  "Threads for parallel loops (default 1). Without -s, more than one thread picks a "
+                  "parallel schedule: blocks of output rows, or an even split of non-zeros for skewed rows")
+      ->check(CLI::Range(1, 4096));
   run->callback([&action, opt] { action = [opt] { return runCommand(*opt); }; });
 }
 

@@ -30,14 +30,20 @@ ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<st
   return a;
 }
 
-std::string generatedCode(const std::string& expr, const ExpressionArgs& args) {
+Schedule chooseSchedule(const std::string& text, int threads, const Assignment& a) {
+  if (!text.empty()) return parseSchedule(text, a);
+  return defaultParallelSchedule(a, threads);
+}
+
+std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule,
+                          int threads) {
   std::map<std::string, TensorBase> tensors;
   for (const auto& u : args.uses)
     tensors.emplace(u.name, TensorBase(u.name, Datatype::Float64, std::vector<int64_t>(u.order, 1),
                                        args.formatOf(u)));
   Assignment a = parseAssignment(expr, tensors);
   checkAssignment(a);
-  std::string code = Kernel::emitC(a);
+  std::string code = Kernel::emitC(a, chooseSchedule(schedule, threads, a));
   if (!code.empty() && code.back() != '\n') code += '\n';
   return code;
 }

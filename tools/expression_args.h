@@ -26,6 +26,11 @@ struct ExpressionArgs {
 ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<std::string>& formatArgs);
 
 /// The generated C code for the expression with these formats (no data needed).
-std::string generatedCode(const std::string& expr, const ExpressionArgs& args);
+/// The schedule text given with -s, else the default parallel schedule for `threads`.
+Schedule chooseSchedule(const std::string& text, int threads, const Assignment& a);
+
+/// The C code for the expression with the given schedule (-s text) or thread count.
+std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule = "",
+                          int threads = 1);
 
 }  // namespace tessel::cli

@@ -2,6 +2,8 @@
 //
 //   auto k = Kernel::compile(A.assignment());   // lower -> C -> JIT (cached)
 //   k->run(A.assignment());                     // assemble the output, compute values
+//   auto p = Kernel::compile(A.assignment(), parseSchedule("...", A.assignment()));
+//   p->run(A.assignment(), 2);                  // on 2 threads
 #pragma once
 
 #include <memory>
@@ -10,6 +12,7 @@
 
 #include "tessel/jit.h"
 #include "tessel/notation.h"
+#include "tessel/schedule.h"
 
 namespace tessel {
 
@@ -22,13 +25,16 @@ class Kernel {
  public:
   /// Lower, emit C and JIT-compile. Throws NotationError/DimensionError/FormatError
   /// for bad input, CompileError if the system compiler fails.
-  static std::shared_ptr<Kernel> compile(const Assignment& a, const JitOptions& jit = {});
+  /// A schedule that does not fit the assignment throws ScheduleError.
+  static std::shared_ptr<Kernel> compile(const Assignment& a, const Schedule& schedule = {},
+                                         const JitOptions& jit = {});
   /// The C code compile() would build, without compiling it.
-  static std::string emitC(const Assignment& a);
+  static std::string emitC(const Assignment& a, const Schedule& schedule = {});
 
   /// Run on the tensors of `a` (same formats and types as compiled for): the output
-  /// is (re)assembled and computed.
-  RunTimes run(const Assignment& a) const;
+  /// is (re)assembled and computed. `threads` > 0 sets the thread count of parallel
+  /// loops (0: OpenMP's default, OMP_NUM_THREADS or all cores).
+  RunTimes run(const Assignment& a, int threads = 0) const;
 
   const std::string& source() const { return source_; }
   bool cacheHit() const { return module_->cacheHit(); }

@@ -30,5 +30,6 @@ typedef int (*tessel_kernel_fn)(tessel_tensor_t** tensors);
 #define TESSEL_OK 0
 #define TESSEL_ERR_NOMEM 1
 #define TESSEL_ERR_OVERFLOW 2
+#define TESSEL_ERR_BOUND 3 /* a schedule's bound() does not hold */
 
 #endif

@@ -13,4 +13,5 @@
 #include "tessel/parser.h"
 #include "tessel/plot.h"
 #include "tessel/reference.h"
+#include "tessel/schedule.h"
 #include "tessel/tensor.h"

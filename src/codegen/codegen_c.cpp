@@ -18,6 +18,12 @@ const char* kPrelude = R"(#include <stdint.h>
 #include <string.h>
 #include <stdbool.h>
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#else
+static inline int omp_get_thread_num(void) { return 0; }
+static inline int omp_get_max_threads(void) { return 1; }
+#endif
 
 #define TESSEL_MAX_ORDER 16
 typedef struct tessel_tensor {
@@ -33,6 +39,7 @@ typedef struct tessel_tensor {
 
 #define TESSEL_ERR_NOMEM 1
 #define TESSEL_ERR_OVERFLOW 2
+#define TESSEL_ERR_BOUND 3
 
 static inline int64_t tessel_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t tessel_max(int64_t a, int64_t b) { return a > b ? a : b; }
@@ -109,11 +116,13 @@ class Printer {
         out_ << pad << expr(s->args[0]) << " = " << expr(s->args[1]) << ";\n";
         return;
       case StmtOp::Store:
+        if (s->text == "atomic") out_ << pad << "#pragma omp atomic\n";
         out_ << pad << expr(s->args[0], false) << "[" << expr(s->args[1]) << "] "
              << (s->accumulate ? "+=" : "=") << " " << expr(s->args[2]) << ";\n";
         return;
       case StmtOp::For: {
         std::string v = s->args[0]->name;
+        if (!s->text.empty()) out_ << pad << "#pragma " << s->text << "\n";
         out_ << pad << "for (" << cType(s->args[0]->type) << " " << v << " = " << expr(s->args[1])
              << "; " << v << " < " << expr(s->args[2]) << "; " << v << "++) {\n";
         stmt(s->body[0], ind + 1);

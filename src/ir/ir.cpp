@@ -114,10 +114,18 @@ Stmt store(Expr array, Expr index, Expr value, bool accumulate) {
   n->accumulate = accumulate;
   return n;
 }
-Stmt forRange(Expr v, Expr begin, Expr end, Stmt body) {
+Stmt atomicAdd(Expr array, Expr index, Expr value) {
+  auto n = snode(StmtOp::Store);
+  n->args = {std::move(array), std::move(index), std::move(value)};
+  n->accumulate = true;
+  n->text = "atomic";
+  return n;
+}
+Stmt forRange(Expr v, Expr begin, Expr end, Stmt body, const std::string& pragma) {
   auto n = snode(StmtOp::For);
   n->args = {std::move(v), std::move(begin), std::move(end)};
   n->body = {std::move(body)};
+  n->text = pragma;
   return n;
 }
 Stmt whileLoop(Expr cond, Stmt body) {

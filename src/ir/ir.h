@@ -78,7 +78,7 @@ struct StmtNode {
   std::vector<Expr> args;
   std::vector<Stmt> body;      ///< Block contents; For/While body (one Block); If: then
   std::vector<Stmt> elseBody;  ///< If: else (empty or one stmt)
-  std::string text;            ///< Comment / Raw text
+  std::string text;            ///< Comment / Raw text; For: pragma ("omp parallel for ..."); Store: "atomic"
   bool accumulate = false;     ///< Store: +=
   bool zeroInit = false;       ///< Alloc: calloc
   int64_t ival = 0;            ///< Return code
@@ -88,7 +88,10 @@ Stmt block(std::vector<Stmt> stmts);
 Stmt decl(Expr v, Expr init = nullptr);
 Stmt assign(Expr v, Expr value);
 Stmt store(Expr array, Expr index, Expr value, bool accumulate = false);
-Stmt forRange(Expr v, Expr begin, Expr end, Stmt body);
+/// array[index] += value as one atomic update.
+Stmt atomicAdd(Expr array, Expr index, Expr value);
+/// `pragma` (e.g. "omp parallel for schedule(static)") is printed as #pragma before the loop.
+Stmt forRange(Expr v, Expr begin, Expr end, Stmt body, const std::string& pragma = "");
 Stmt whileLoop(Expr cond, Stmt body);
 Stmt ifThen(Expr cond, Stmt then, Stmt otherwise = nullptr);
 Stmt comment(const std::string& text);

@@ -3,20 +3,16 @@
 
 #include "lower/lower_loops.h"
 #include "notation/concrete_notation.h"
+#include "tessel/error.h"
 
 namespace tessel::lower {
 
 namespace {
 
-/// The forall nest in loop order; a sparse output gathered in a workspace becomes
+/// A sparse output gathered in a workspace:
 /// where(forall(j, A(..,j) = w(j)), forall(k, forall(j, w(j) += ...))).
-ConcreteStmt concreteNotation(const Problem& p, const OutputPlan& plan) {
+ConcreteStmt workspaceNotation(const Problem& p, const OutputPlan& plan) {
   const auto& order = p.order;
-  if (plan.kind != OutputKind::Workspace) {
-    ConcreteStmt s = concreteAssign(p.assignment.str());
-    for (auto it = order.rbegin(); it != order.rend(); ++it) s = forall(*it, s);
-    return s;
-  }
   const IndexVar& j = p.output.levelVars[plan.workspaceLevel];
   std::string w = "w(" + j.name() + ")";
   ConcreteStmt producer = concreteAssign(w + " += " + p.assignment.rhs.str());
@@ -28,6 +24,41 @@ ConcreteStmt concreteNotation(const Problem& p, const OutputPlan& plan) {
   return s;
 }
 
+/// The forall nest of the scheduled loops (with `where` for an unscheduled workspace).
+std::string concreteNotation(const Problem& p, const OutputPlan& plan, const LoopNest& nest) {
+  if (!nest.schedule.empty() || plan.kind != OutputKind::Workspace) return nest.str(p.assignment.str());
+  return str(workspaceNotation(p, plan));
+}
+
+/// precompute(j): gather the output's level of j in a dense workspace.
+void forceWorkspace(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
+  const IndexVar& j = *nest.precompute;
+  const Format& of = p.args[0].format;
+  const auto& ov = p.output.levelVars;
+  std::string cmd = "schedule command precompute(" + j.name() + "): ";
+  int m = of.order();
+  if (m == 0 || !(ov[m - 1] == j))
+    throw ScheduleError(cmd + "a workspace holds the last level of the output, and " + j.name() +
+                        " is not the variable of " + p.args[0].tensor->name + "'s last level");
+  if (of.level(m - 1) != LevelKind::Compressed)
+    throw ScheduleError(cmd + p.args[0].tensor->name + "'s last level is " +
+                        (of.level(m - 1) == LevelKind::Dense ? "dense, which needs no workspace" : "not compressed"));
+  if (plan.kind == OutputKind::Workspace) return;
+  for (int k = 0; k < m - 1; k++)
+    if (of.level(k) != LevelKind::Dense && p.depthOf(ov[k]) > p.depthOf(j))
+      throw ScheduleError(cmd + "the output's upper levels must be iterated before " + j.name());
+  int parentDepth = -1;
+  for (int k = 0; k < m - 1; k++) parentDepth = std::max(parentDepth, p.depthOf(ov[k]));
+  if (parentDepth > p.depthOf(j))
+    throw ScheduleError(cmd + "the output's upper levels must be iterated before " + j.name());
+  plan.kind = OutputKind::Workspace;
+  plan.patternSource = -1;
+  plan.deferLastAppend = false;
+  plan.workspaceLevel = m - 1;
+  plan.workspaceDepth = parentDepth + 1;
+  plan.symbolicDepth = static_cast<int>(p.order.size());
+}
+
 std::string headerComment(const LoweredKernel& k) {
   std::string h = "tessel kernel for: " + k.problem.assignment.str() + "\n";
   for (size_t a = 0; a < k.problem.args.size(); a++) {
@@ -36,6 +67,7 @@ std::string headerComment(const LoweredKernel& k) {
          datatypeName(t.tensor->type) + ", format " + (t.format.str().empty() ? "(scalar)" : t.format.str()) +
          (t.isOutput ? " (output)" : "") + (t.snapshotOfOutput ? " (output before +=)" : "") + "\n";
   }
+  if (!k.nest.schedule.empty()) h += "schedule: " + k.nest.schedule + "\n";
   h += "concrete index notation: " + k.concrete + "\n";
   h += "output: " + k.plan.describe() + "\n";
   for (auto& n : k.problem.notes) h += "note: " + n + "\n";
@@ -44,15 +76,23 @@ std::string headerComment(const LoweredKernel& k) {
 
 }  // namespace
 
-LoweredKernel lower(const Assignment& a) {
+LoweredKernel lower(const Assignment& a, const Schedule& schedule) {
   LoweredKernel k;
-  k.problem = analyze(a);                          // 1. check, argument slots, loop order
-  k.plan = planOutput(k.problem);                  // 2. how the output is assembled
-  k.concrete = str(concreteNotation(k.problem, k.plan));  // 3. concrete index notation
+  k.problem = analyze(a);                             // 1. check, argument slots, loop order
+  k.nest = scheduleLoops(k.problem, schedule);        // 2. the schedule's rewrites of the nest
+  try {
+    k.plan = planOutput(k.problem);                   // 3. how the output is assembled
+  } catch (const FormatError& e) {
+    if (schedule.empty()) throw;
+    throw ScheduleError("schedule " + schedule.str() + ": " + e.what());
+  }
+  if (k.nest.precompute) forceWorkspace(k.problem, k.plan, k.nest);
+  k.parallel = planParallel(k.problem, k.plan, k.nest);  // 4. races of the parallel loop
+  k.concrete = concreteNotation(k.problem, k.plan, k.nest);  // 5. concrete index notation
   ir::Function assemble{"tessel_assemble", "Symbolic phase: allocate the output and build its pattern.",
-                        lowerLoops(k.problem, k.plan, Phase::Symbolic)};  // 4. assemble
+                        lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Symbolic)};  // 6. assemble
   ir::Function compute{"tessel_compute", "Numeric phase: compute the output's values.",
-                       lowerLoops(k.problem, k.plan, Phase::Numeric)};    // 5. compute
+                       lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Numeric)};    // 7. compute
   k.module.functions = {assemble, compute};
   k.module.headerComment = headerComment(k);
   return k;

@@ -12,8 +12,10 @@
 #include "lower/level_format.h"
 #include "lower/merge_lattice.h"
 #include "lower/output_assembly.h"
+#include "lower/position_search.h"
 #include "lower/symbols.h"
 #include "tessel/error.h"
+#include "tessel/runtime_abi.h"
 
 namespace tessel::lower {
 
@@ -23,21 +25,35 @@ namespace {
 
 struct IterVars {
   Expr pos, end, crd, seg;
+  Expr beginValue, endValue;  ///< the iterated range, after split/pos restrictions
   Expr crdAtSeg;  ///< coordinate stored at position `seg` (segment scans)
   bool unique = true;
 };
 
 class LoopLowerer {
  public:
-  LoopLowerer(const Problem& p, const OutputPlan& plan, Phase phase)
-      : p_(p), plan_(plan), phase_(phase), sym_(p, phase == Phase::Numeric), out_(p, plan, sym_) {
-    depthLimit_ = phase == Phase::Numeric ? static_cast<int>(p.order.size()) : plan.symbolicDepth;
+  LoopLowerer(const Problem& p, const OutputPlan& plan, const LoopNest& nest, const ParallelPlan& pp,
+              Phase phase)
+      : p_(p), plan_(plan), nest_(nest), pp_(pp), phase_(phase), sym_(p, phase == Phase::Numeric),
+        out_(p, plan, sym_, pp) {
+    int loops = static_cast<int>(nest.loops.size());
+    if (phase == Phase::Numeric) {
+      depthLimit_ = loops;
+    } else {
+      std::vector<IndexVar> needed(p.order.begin(), p.order.begin() + plan.symbolicDepth);
+      depthLimit_ = nest.endOfLoopsFor(needed);
+    }
+    workspaceAt_ = loops + 1;
+    if (plan.kind == OutputKind::Workspace)
+      for (size_t d = plan.workspaceDepth; d < p.order.size(); d++)
+        workspaceAt_ = std::min(workspaceAt_, nest.firstTouching(p.order[d]));
   }
 
   Stmt run() {
     std::vector<Stmt> s = sym_.prologue();
     Env env;
     env.in.resize(p_.inputs.size());
+    for (auto& st : boundChecks()) s.push_back(st);
     for (auto& st : out_.functionPrologue(phase_)) s.push_back(st);
     out_.resolve(env, phase_, s);
     s.push_back(descend(0, p_.assignment.rhs, env));
@@ -128,14 +144,15 @@ class LoopLowerer {
   }
 
   Stmt descend(int d, const IndexExpr& e, Env env) {
-    if (plan_.kind == OutputKind::Workspace && !env.inWorkspace && d == plan_.workspaceDepth) {
+    if (plan_.kind == OutputKind::Workspace && !env.inWorkspace && d == workspaceAt_) {
       env.inWorkspace = true;
       Stmt inner = descend(d, e, env);
       return out_.workspaceRegion(env, phase_, inner);
     }
     if (env.pendingLevel >= 0 && !env.hit) return deferredAppend(d, e, env);
+    // A scalar accumulator must not be shared by the iterations of a parallel loop.
     if (phase_ == Phase::Numeric && !env.acc && !env.inWorkspace && out_.resolved(env) &&
-        d < depthLimit_) {
+        d < depthLimit_ && pp_.loop < d) {
       Expr acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
       env.acc = acc;
       Stmt inner = lowerAt(d, e, env);
@@ -167,7 +184,7 @@ class LoopLowerer {
                 const Expr& v) {
     spend(1);
     Env e2 = env;
-    e2.bound[p_.order[d].id()] = v;
+    e2.bound[nest_.loops[d].of.id()] = v;
     for (int a : q.iterators) {
       const IterVars& it = iv.at(a);
       e2.in[a].push_back({it.pos, it.pos, it.unique ? add(it.pos, intImm(1)) : it.seg});
@@ -209,9 +226,168 @@ class LoopLowerer {
     return ifThen(eq(it.crd, v), assign(it.pos, next));
   }
 
+  // ---- loops ---------------------------------------------------------------------------
+
+  [[noreturn]] void failParallel(const Loop& l, const std::string& why) const {
+    throw ScheduleError("schedule command " + l.parallelCommand + ": " + why);
+  }
+
+  std::string pragma(const Loop& l) const {
+    std::string s;
+    if (l.parallel) s = l.kind == Loop::Kind::Chunk ? "omp parallel for schedule(dynamic, 1)"
+                                                    : "omp parallel for schedule(guided)";
+    if (l.unroll > 1) s += (s.empty() ? "" : "\n#pragma ") + std::string("GCC unroll ") + std::to_string(l.unroll);
+    return s;
+  }
+
+  /// bound(i, ib, n): the promise is checked when the kernel starts.
+  std::vector<Stmt> boundChecks() {
+    std::vector<Stmt> s;
+    for (const Loop& l : nest_.loops) {
+      if (!l.bound) continue;
+      Expr ext = sym_.extent(l.of), n = intImm(*l.bound);
+      Expr broken = l.boundKind == BoundKind::MaxExact ? binary(ExprOp::Ne, ext, n) : binary(ExprOp::Gt, ext, n);
+      s.push_back(ifThen(broken, returnCode(TESSEL_ERR_BOUND)));
+    }
+    return s;
+  }
+
+  /// [lo, hi) of a variable: its split block, or the whole extent.
+  std::pair<Expr, Expr> rangeOf(const Env& env, const IndexVar& v, const Loop* l = nullptr) const {
+    auto r = env.range.find(v.id());
+    if (r != env.range.end()) return r->second;
+    Expr ext = sym_.extent(v);
+    if (l && l->bound && l->boundKind == BoundKind::MaxExact) ext = intImm(*l->bound);
+    return {intImm(0), ext};
+  }
+
+  Expr declared(const std::string& base, const Expr& value, std::vector<Stmt>& s) {
+    Expr v = var(sym_.fresh(base), i64());
+    s.push_back(decl(v, value));
+    return v;
+  }
+
+  /// Narrow an iterator's positions [begin, end) to the enclosing position window and
+  /// coordinate range.
+  void restrict(const Env& env, int a, int k, const IndexVar& v, Expr& begin, Expr& end, std::vector<Stmt>& s) {
+    auto w = env.window.find(a);
+    if (w != env.window.end() && w->second.level == k) {
+      begin = declared("wb", binary(ExprOp::Max, begin, w->second.lo), s);
+      end = declared("we", minOf(end, w->second.hi), s);
+    }
+    auto r = env.range.find(v.id());
+    if (r != env.range.end()) {
+      const LevelFormat& lf = fmt(a, k);
+      LevelArrays arr = sym_.arrays(p_.inputs[a].arg, k);
+      Expr b = emitLowerBound(sym_, lf, arr, begin, end, r->second.first, s);
+      Expr e = emitLowerBound(sym_, lf, arr, b, end, r->second.second, s);
+      begin = b;
+      end = e;
+    }
+  }
+
+  /// Temporary strategy: the parallel loop's body writes the thread's own copy of the output.
+  Stmt threadBody(const Loop& l, std::vector<Stmt> body) {
+    if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return block(body);
+    Expr vals = sym_.vals(0);
+    Expr size = field(var(sym_.tensorName(0), i64()), "vals_size", i64());
+    Expr tid = cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
+    body.insert(body.begin(), decl(var(vals->name, vals->type), add(tmp_, mul(tid, size))));
+    return block(body);
+  }
+
+  /// Temporary strategy: zeroed copies before the parallel loop, summed into the output after.
+  Stmt threadCopies(const Loop& l, const Stmt& loop) {
+    if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return loop;
+    Expr vals = sym_.vals(0);
+    Expr size = field(var(sym_.tensorName(0), i64()), "vals_size", i64());
+    Expr nt = var(sym_.fresh("nthreads"), i64()), total = var(sym_.fresh("ntmp"), i64());
+    Expr t = var(sym_.fresh("t"), i64()), x = var(sym_.fresh("x"), i64());
+    std::vector<Stmt> s = {decl(nt, cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32)))),
+                           decl(total, mul(nt, size)), decl(tmp_), alloc(tmp_, total, true), loop};
+    s.push_back(forRange(t, intImm(0), nt,
+                         forRange(x, intImm(0), size, store(vals, x, load(tmp_, add(mul(t, size), x)), true),
+                                  "omp parallel for schedule(static)")));
+    s.push_back(freeArray(tmp_));
+    return block(s);
+  }
+
+  /// A block loop of a split: restricts the loops inside to one block of coordinates or
+  /// of an operand's positions.
+  Stmt lowerChunk(int d, const IndexExpr& e, const Env& env) {
+    const Loop& l = nest_.loops[d];
+    std::vector<Stmt> s;
+    Env inner = env;
+    Expr lo, hi, qb, qe;  // qb, qe: fuse+pos, the positions of the level above
+    int a = l.access, k = l.level;
+    if (!l.overPositions) {
+      std::tie(lo, hi) = rangeOf(env, l.of);
+    } else if (!l.fusedOuter) {
+      auto [b, en] = fmt(a, k).bounds(sym_.arrays(p_.inputs[a].arg, k), parentOf(env, a));
+      lo = b;
+      hi = en;
+      auto w = env.window.find(a);
+      if (w != env.window.end() && w->second.level == k) {
+        lo = binary(ExprOp::Max, lo, w->second.lo);
+        hi = minOf(hi, w->second.hi);
+      }
+    } else {
+      const LevelFormat& up = fmt(a, k - 1);
+      LevelArrays upArr = sym_.arrays(p_.inputs[a].arg, k - 1);
+      ParentRef parent = parentOf(env, a);
+      if (up.locatable()) {
+        qb = declared("qb", up.locate(upArr, parent.pos, intImm(0)), s);
+        qe = declared("qe", up.locate(upArr, parent.pos, upArr.dim), s);
+      } else {
+        auto [b, en] = up.bounds(upArr, parent);
+        qb = declared("qb", b, s);
+        qe = declared("qe", en, s);
+      }
+      Expr pos = sym_.arrays(p_.inputs[a].arg, k).pos;
+      lo = cast(i64(), load(pos, qb));
+      hi = cast(i64(), load(pos, qe));
+    }
+    lo = declared(l.var.name() + "_lo", lo, s);
+    hi = declared(l.var.name() + "_hi", hi, s);
+    Expr size = intImm(l.amount);
+    if (l.divide)
+      size = declared(l.var.name() + "_size",
+                      binary(ExprOp::Max, intImm(1),
+                             binary(ExprOp::Div, add(sub(hi, lo), intImm(l.amount - 1)), intImm(l.amount))),
+                      s);
+    Expr count = declared(l.var.name() + "_n",
+                          binary(ExprOp::Div, add(sub(hi, lo), sub(size, intImm(1))), size), s);
+    Expr c = var(sym_.fresh(l.var.name()), i64());
+    std::vector<Stmt> body;
+    Expr blo = declared(l.var.name() + "_begin", add(lo, mul(c, size)), body);
+    Expr bhi = declared(l.var.name() + "_end", minOf(add(blo, size), hi), body);
+    if (!l.overPositions) {
+      inner.range[l.of.id()] = {blo, bhi};
+    } else {
+      inner.window[a] = PositionWindow{k, blo, bhi};
+      if (l.fusedOuter) {
+        // The rows (level above) whose segments meet this block of positions.
+        Expr pos = sym_.arrays(p_.inputs[a].arg, k).pos;
+        Expr qlo = emitSegmentOf(sym_, pos, qb, qe, blo, body);
+        Expr qhi = emitSegmentOf(sym_, pos, qb, qe, sub(bhi, intImm(1)), body);
+        const LevelFormat& up = fmt(a, k - 1);
+        LevelArrays upArr = sym_.arrays(p_.inputs[a].arg, k - 1);
+        auto coord = [&](const Expr& q) { return up.locatable() ? sub(q, qb) : up.coordinate(upArr, q); };
+        Expr ilo = declared("rlo", coord(qlo), body);
+        Expr ihi = declared("rhi", add(coord(qhi), intImm(1)), body);
+        inner.range[l.fusedOuter->id()] = {ilo, ihi};
+      }
+    }
+    body.push_back(descend(d + 1, e, inner));
+    s.push_back(threadCopies(l, forRange(c, intImm(0), count, threadBody(l, body), pragma(l))));
+    return block(s);
+  }
+
   Stmt lowerAt(int d, const IndexExpr& e, const Env& env) {
     if (d == depthLimit_) return leaf(e, env);
-    const IndexVar& v = p_.order[d];
+    const Loop& loop = nest_.loops[d];
+    if (loop.kind == Loop::Kind::Chunk) return lowerChunk(d, e, env);
+    const IndexVar& v = loop.of;
     MergeLattice L = buildLattice(e, [&](const tessel::ExprNode* n) { return iteratedAt(env, n, v); });
     if (L.empty()) return block({});
 
@@ -224,6 +400,7 @@ class LoopLowerer {
       const LevelFormat& lf = fmt(a, k);
       LevelArrays arr = sym_.arrays(p_.inputs[a].arg, k);
       auto [begin, end] = lf.bounds(arr, parentOf(env, a));
+      restrict(env, a, k, v, begin, end, s);
       IterVars it;
       it.pos = sym_.iterPos(a, k);
       it.end = var(it.pos->name + "_end", i64());
@@ -231,10 +408,16 @@ class LoopLowerer {
       it.seg = var(it.pos->name + "_seg", i64());
       it.crdAtSeg = lf.coordinate(arr, it.seg);
       it.unique = lf.unique();
+      it.beginValue = begin;
+      it.endValue = end;
       iv[a] = it;
-      s.push_back(decl(it.pos, begin));
-      s.push_back(decl(it.end, end));
     }
+    auto declareIterators = [&] {
+      for (int a : its) {
+        s.push_back(decl(iv[a].pos, iv[a].beginValue));
+        s.push_back(decl(iv[a].end, iv[a].endValue));
+      }
+    };
     Expr vv = sym_.indexVar(v);
     auto crdOf = [&](int a, const Expr& p) {
       return fmt(a, static_cast<int>(env.in[a].size())).coordinate(sym_.arrays(p_.inputs[a].arg, static_cast<int>(env.in[a].size())), p);
@@ -242,6 +425,10 @@ class LoopLowerer {
     auto loadCrd = [&](int a) { return decl(iv[a].crd, crdOf(a, iv[a].pos)); };
 
     if (L.needsDenseLoop()) {
+      if (loop.parallel && !its.empty())
+        failParallel(loop, "the loop over " + v.name() + " also walks sparse operands in order, so its iterations depend on each other");
+      declareIterators();
+      auto [lo, hi] = rangeOf(env, v, &loop);
       Expr extent = sym_.extent(v);
       std::vector<Stmt> body;
       for (int a : its) {
@@ -251,20 +438,25 @@ class LoopLowerer {
       }
       body.push_back(caseChain(d, L.points, env, iv, vv));
       for (int a : its) body.push_back(advance(iv[a], vv));
-      s.push_back(forRange(vv, intImm(0), extent, block(body)));
+      s.push_back(threadCopies(loop, forRange(vv, lo, hi, threadBody(loop, body), pragma(loop))));
       return block(s);
     }
 
     if (L.points.size() == 1 && its.size() == 1 && iv.begin()->second.unique) {
       // One sorted unique iterator: a plain for loop over its positions.
       int a = *its.begin();
-      s.clear();
-      int k = static_cast<int>(env.in[a].size());
-      auto [begin, end] = fmt(a, k).bounds(sym_.arrays(p_.inputs[a].arg, k), parentOf(env, a));
-      Stmt body = block({decl(vv, crdOf(a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)});
-      s.push_back(forRange(iv[a].pos, begin, end, body));
+      std::vector<Stmt> body = {decl(vv, crdOf(a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
+      s.push_back(threadCopies(loop, forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue,
+                                              threadBody(loop, body), pragma(loop))));
       return block(s);
     }
+    if (loop.parallel) {
+      std::string names;
+      for (int a : its) names += (names.empty() ? "" : ", ") + p_.inputs[a].node->tensor->name;
+      failParallel(loop, "the loop over " + v.name() + " merges the sorted coordinates of " + names +
+                             ", which is sequential; split it and parallelize the outer loop");
+    }
+    declareIterators();
 
     for (auto& pt : L.points) {
       if (pt.iterators.empty()) continue;
@@ -300,10 +492,14 @@ class LoopLowerer {
 
   const Problem& p_;
   const OutputPlan& plan_;
+  const LoopNest& nest_;
+  const ParallelPlan& pp_;
   Phase phase_;
   Symbols sym_;
   OutputAssembly out_;
   int depthLimit_;
+  int workspaceAt_;  ///< nest index where the workspace row starts
+  Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
   /// Nested lattices multiply, and each case evaluates its own expression: bound the
   /// code (and so the C compiler's time) of one kernel. Real kernels use a few hundred.
   static constexpr int64_t kMaxWork = 20000;
@@ -323,8 +519,9 @@ class LoopLowerer {
 
 }  // namespace
 
-Stmt lowerLoops(const Problem& p, const OutputPlan& plan, Phase phase) {
-  return LoopLowerer(p, plan, phase).run();
+Stmt lowerLoops(const Problem& p, const OutputPlan& plan, const LoopNest& nest, const ParallelPlan& pp,
+                Phase phase) {
+  return LoopLowerer(p, plan, nest, pp, phase).run();
 }
 
 }  // namespace tessel::lower

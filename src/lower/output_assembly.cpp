@@ -14,8 +14,8 @@ Expr boolImm(bool b) { return intImm(b ? 1 : 0, scalar(Datatype::Bool)); }
 Expr plus1(const Expr& e) { return add(e, intImm(1)); }
 }  // namespace
 
-OutputAssembly::OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols& sym)
-    : p_(p), plan_(plan), sym_(sym) {
+OutputAssembly::OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols& sym, const ParallelPlan& pp)
+    : p_(p), plan_(plan), sym_(sym), pp_(pp) {
   const std::string& a = sym.tensorName(0);
   for (int k = 0; k < order(); k++) {
     std::string ks = std::to_string(k);
@@ -29,6 +29,9 @@ OutputAssembly::OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols
     wMark_ = var(sym.fresh("w_mark"), ptr(Datatype::Bool));
     wList_ = var(sym.fresh("w_list"), ptr(Datatype::Int64));
     wN_ = var(sym.fresh("w_n"), i64());
+    wValsAll_ = var(sym.fresh("w_vals_all"), wVals_->type);
+    wMarkAll_ = var(sym.fresh("w_mark_all"), wMark_->type);
+    wListAll_ = var(sym.fresh("w_list_all"), wList_->type);
   }
 }
 
@@ -111,15 +114,21 @@ std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
     s.push_back(decl(q_[0], intImm(0)));
   }
   if (plan_.kind == OutputKind::Workspace) {
+    // One row per thread when the rows are filled in parallel.
     Expr size = sym_.arrays(0, plan_.workspaceLevel).dim;
-    if (phase == Phase::Numeric) {
-      s.push_back(decl(wVals_));
-      s.push_back(alloc(wVals_, size, false));
+    Expr total = size;
+    if (pp_.privateWorkspace) {
+      total = var(sym_.fresh("w_total"), i64());
+      s.push_back(decl(total, mul(size, cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32))))));
     }
-    s.push_back(decl(wMark_));
-    s.push_back(alloc(wMark_, size, true));
-    s.push_back(decl(wList_));
-    s.push_back(alloc(wList_, size, false));
+    if (phase == Phase::Numeric) {
+      s.push_back(decl(wValsAll_));
+      s.push_back(alloc(wValsAll_, total, false));
+    }
+    s.push_back(decl(wMarkAll_));
+    s.push_back(alloc(wMarkAll_, total, true));
+    s.push_back(decl(wListAll_));
+    s.push_back(alloc(wListAll_, total, false));
   }
   return s;
 }
@@ -130,9 +139,9 @@ std::vector<Stmt> OutputAssembly::functionEpilogue(Phase phase) {
       (plan_.kind == OutputKind::Append || plan_.kind == OutputKind::Workspace))
     s = assembleFromCounts();
   if (plan_.kind == OutputKind::Workspace) {
-    if (phase == Phase::Numeric) s.push_back(freeArray(wVals_));
-    s.push_back(freeArray(wMark_));
-    s.push_back(freeArray(wList_));
+    if (phase == Phase::Numeric) s.push_back(freeArray(wValsAll_));
+    s.push_back(freeArray(wMarkAll_));
+    s.push_back(freeArray(wListAll_));
   }
   return s;
 }
@@ -283,8 +292,14 @@ void OutputAssembly::append(Env& env, Phase phase, int k, std::vector<Stmt>& s) 
   Expr parent = parentPos(env, k);
   Expr pos = var(sym_.fresh("p" + sym_.tensorName(0) + std::to_string(k)), i64());
   if (phase == Phase::Symbolic) {
-    s.push_back(decl(pos, n_[k]));
-    s.push_back(assign(n_[k], plus1(n_[k])));
+    // Only levels below need this entry's position; the last level's counts alone
+    // (per parent, so parallel rows do not share them) make its pos array.
+    if (e == order() - 1) {
+      s.push_back(decl(pos, intImm(0)));
+    } else {
+      s.push_back(decl(pos, n_[k]));
+      s.push_back(assign(n_[k], plus1(n_[k])));
+    }
     for (auto& st : ensureCount(k, plus1(parent))) s.push_back(st);
     s.push_back(store(cnt_[k], plus1(parent), intImm(1), true));
   } else {
@@ -310,13 +325,23 @@ bool OutputAssembly::resolved(const Env& env) const {
 
 Stmt OutputAssembly::storeValue(const Env& env, const Expr& v) const {
   Expr pos = order() == 0 ? intImm(0) : env.out.back().pos;
-  return store(sym_.vals(0), pos, cast(scalar(sym_.outputType()), v), plan_.scatter);
+  Expr value = cast(scalar(sym_.outputType()), v);
+  if (pp_.atomics) return atomicAdd(sym_.vals(0), pos, value);
+  return store(sym_.vals(0), pos, value, plan_.scatter);
 }
 
 Stmt OutputAssembly::workspaceRegion(const Env& env, Phase phase, const Stmt& inner) {
   int k = plan_.workspaceLevel;
   Expr parent = parentPos(env, k);
-  std::vector<Stmt> s = {decl(wN_, intImm(0)), inner};
+  Expr offset = intImm(0);
+  if (pp_.privateWorkspace)
+    offset = mul(cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32))), sym_.arrays(0, k).dim);
+  std::vector<Stmt> s;
+  if (phase == Phase::Numeric) s.push_back(decl(wVals_, add(wValsAll_, offset)));
+  s.push_back(decl(wMark_, add(wMarkAll_, offset)));
+  s.push_back(decl(wList_, add(wListAll_, offset)));
+  s.push_back(decl(wN_, intImm(0)));
+  s.push_back(inner);
   Expr t = var(sym_.fresh("t"), i64());
   if (phase == Phase::Numeric) {
     s.push_back(raw("qsort(" + wList_->name + ", (size_t)" + wN_->name +

@@ -8,13 +8,14 @@
 #include "ir/ir.h"
 #include "lower/lower_loops.h"
 #include "lower/output_plan.h"
+#include "lower/parallel_plan.h"
 #include "lower/symbols.h"
 
 namespace tessel::lower {
 
 class OutputAssembly {
  public:
-  OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols& sym);
+  OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols& sym, const ParallelPlan& pp);
 
   /// Declarations and allocations before the loop nest.
   std::vector<ir::Stmt> functionPrologue(Phase phase);
@@ -57,8 +58,11 @@ class OutputAssembly {
   const Problem& p_;
   const OutputPlan& plan_;
   Symbols& sym_;
+  const ParallelPlan& pp_;
   std::vector<ir::Expr> cnt_, cap_, n_, q_;  // per output level (symbolic counts, numeric counters)
   ir::Expr wVals_, wMark_, wList_, wN_;
+  /// Workspace arrays for all threads (one row each when private); wVals_.. point into them.
+  ir::Expr wValsAll_, wMarkAll_, wListAll_;
 };
 
 }  // namespace tessel::lower

@@ -7,9 +7,6 @@
 
 namespace tessel::lower {
 
-namespace {
-
-/// True if `target` is a factor of e's product tree (so support(e) ⊆ support(target)).
 bool isFactor(const IndexExpr& e, const ExprNode* target) {
   const ExprNode& n = e.node();
   if (&n == target) return true;
@@ -20,6 +17,8 @@ bool isFactor(const IndexExpr& e, const ExprNode* target) {
     default: return false;
   }
 }
+
+namespace {
 
 int findPatternSource(const Problem& p) {
   const Format& of = p.args[0].format;

@@ -31,6 +31,9 @@ struct OutputPlan {
   std::string describe() const;
 };
 
+/// True if `target` is a factor of e's product tree (so support(e) ⊆ support(target)).
+bool isFactor(const IndexExpr& e, const ExprNode* target);
+
 /// Throws FormatError when the output cannot be assembled with these formats and
 /// this loop order (e.g. a sparse level that would need a multi-level workspace).
 OutputPlan planOutput(const Problem& p);

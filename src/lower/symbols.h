@@ -20,8 +20,16 @@ struct LevelState {
   ir::Expr pos, segBegin, segEnd;
 };
 
+/// A block of one operand's stored positions at one level (pos + split).
+struct PositionWindow {
+  int level = -1;
+  ir::Expr lo, hi;
+};
+
 /// What is known at a point of the loop nest.
 struct Env {
+  std::map<uint64_t, std::pair<ir::Expr, ir::Expr>> range;  ///< split: [lo, hi) of a variable
+  std::map<int, PositionWindow> window;                      ///< per input access
   std::map<uint64_t, ir::Expr> bound;         ///< index variable id -> C variable
   std::vector<std::vector<LevelState>> in;    ///< per input access, resolved levels
   std::vector<LevelState> out;                ///< resolved output levels

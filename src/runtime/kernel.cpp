@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdlib>
 
+#include <omp.h>
+
 #include "codegen/codegen_c.h"
 #include "lower/lower.h"
 #include "tessel/error.h"
@@ -46,18 +48,20 @@ void check(int rc, const std::string& phase, const std::string& output) {
     throw OverflowError(phase + " of " + output +
                         ": a size does not fit the output format's index width (use 64-bit positions)");
   if (rc == TESSEL_ERR_NOMEM) throw Error(phase + " of " + output + ": out of memory");
+  if (rc == TESSEL_ERR_BOUND)
+    throw ScheduleError(phase + " of " + output + ": a bound() of the schedule does not hold for these tensors' sizes");
   throw InternalError(phase + " of " + output + " returned " + std::to_string(rc));
 }
 
 }  // namespace
 
-std::string Kernel::emitC(const Assignment& a) {
-  return codegen::emitC(lower::lower(a).module);
+std::string Kernel::emitC(const Assignment& a, const Schedule& schedule) {
+  return codegen::emitC(lower::lower(a, schedule).module);
 }
 
-std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const JitOptions& jit) {
+std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& schedule, const JitOptions& jit) {
   auto t0 = std::chrono::steady_clock::now();
-  lower::LoweredKernel lk = lower::lower(a);
+  lower::LoweredKernel lk = lower::lower(a, schedule);
   std::shared_ptr<Kernel> k(new Kernel());
   k->source_ = codegen::emitC(lk.module);
   k->module_ = jitCompile(k->source_, jit);
@@ -70,7 +74,9 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const JitOptions& j
   return k;
 }
 
-RunTimes Kernel::run(const Assignment& a) const {
+RunTimes Kernel::run(const Assignment& a, int threads) const {
+  if (threads < 0) throw UserError("thread count must be positive, got " + std::to_string(threads));
+  if (threads > 0) omp_set_num_threads(threads);
   lower::Problem p = lower::analyze(a);
   const auto& compiled = impl_->args;
   if (p.args.size() != compiled.size())

@@ -1,0 +1,93 @@
+// Schedules: how the loops of an assignment run, without changing what it computes.
+//
+//   IndexVar i, j, i0, i1, f, fp, p0, p1;
+//   Schedule s;
+//   s.split(i, i0, i1, 32).parallelize(i0, CPUThread, NoRaces);        // rows in blocks
+//   s.fuse(i, j, f).pos(f, fp, B(i, j)).split(fp, p0, p1, 4096)        // even split of
+//    .parallelize(p0, CPUThread, Atomics);                              // B's non-zeros
+//   auto k = Kernel::compile(a(i) = B(i,j) * c(j) ..., s);
+//
+// Each command is a rewrite of the concrete index notation (a forall nest); the
+// lowerer checks every command and throws ScheduleError naming it and the reason.
+// The same commands parse from text: "split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)".
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "tessel/notation.h"
+
+namespace tessel {
+
+enum class ParallelUnit { CPUThread };
+/// What a parallel loop does about iterations that write the same output location.
+enum class OutputRace {
+  NoRaces,      ///< proven absent (else ScheduleError)
+  IgnoreRaces,  ///< the user asserts there are none; not checked
+  Atomics,      ///< atomic updates of a dense output
+  Temporary,    ///< thread-private copies of a dense output, summed after the loop
+};
+enum class BoundKind { MaxExact, UpperBound };
+
+inline constexpr ParallelUnit CPUThread = ParallelUnit::CPUThread;
+inline constexpr OutputRace NoRaces = OutputRace::NoRaces;
+inline constexpr OutputRace IgnoreRaces = OutputRace::IgnoreRaces;
+inline constexpr OutputRace Atomics = OutputRace::Atomics;
+inline constexpr OutputRace Temporary = OutputRace::Temporary;
+
+struct ScheduleCommand {
+  enum class Kind { Split, Divide, Pos, Fuse, Reorder, Precompute, Parallelize, Unroll, Bound };
+  Kind kind;
+  /// split/divide: i, outer, inner; pos: i, ip; fuse: i, j, f; reorder: the new order;
+  /// precompute, parallelize, unroll: i; bound: i, ib.
+  std::vector<IndexVar> vars;
+  std::string tensor;  ///< pos: the tensor whose stored positions are iterated
+  int64_t amount = 0;  ///< split: block size; divide: pieces; unroll: factor; bound: extent
+  OutputRace race = OutputRace::NoRaces;
+  BoundKind boundKind = BoundKind::MaxExact;
+  /// "split(i,i0,i1,32)" -- how error messages name the command.
+  std::string str() const;
+};
+
+class Schedule {
+ public:
+  /// i = outer * size + inner, inner in [0, size).
+  Schedule& split(const IndexVar& i, const IndexVar& outer, const IndexVar& inner, int64_t size);
+  /// i cut into `pieces` blocks of (nearly) equal extent: outer in [0, pieces).
+  Schedule& divide(const IndexVar& i, const IndexVar& outer, const IndexVar& inner, int64_t pieces);
+  /// Iterate the stored positions of `access`'s level at i (ip) instead of coordinates,
+  /// so that splitting ip divides work evenly by non-zeros.
+  Schedule& pos(const IndexVar& i, const IndexVar& ip, const Access& access);
+  Schedule& pos(const IndexVar& i, const IndexVar& ip, const std::string& tensorName);
+  /// Collapse the loop over j directly inside the loop over i into one loop f.
+  Schedule& fuse(const IndexVar& i, const IndexVar& j, const IndexVar& f);
+  /// New relative order of these loops (others keep their places).
+  Schedule& reorder(const std::vector<IndexVar>& order);
+  /// Gather the output's level of i in a dense workspace (COMET's workspace).
+  Schedule& precompute(const IndexVar& i);
+  Schedule& parallelize(const IndexVar& i, ParallelUnit unit = CPUThread, OutputRace race = NoRaces);
+  Schedule& unroll(const IndexVar& i, int64_t factor);
+  /// Promise: the extent of i is exactly (MaxExact) or at most (UpperBound) n; checked at run time.
+  Schedule& bound(const IndexVar& i, const IndexVar& ib, int64_t n, BoundKind kind = BoundKind::MaxExact);
+
+  const std::vector<ScheduleCommand>& commands() const { return commands_; }
+  bool empty() const { return commands_.empty(); }
+  /// "split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)".
+  std::string str() const;
+
+ private:
+  std::vector<ScheduleCommand> commands_;
+};
+
+/// Parse a schedule. Names of `a`'s index variables refer to them; other names make new
+/// variables (shared by later commands). Throws ScheduleError naming the command.
+Schedule parseSchedule(const std::string& text, const Assignment& a);
+
+/// The schedule used when the user gives none and asks for `threads` > 1: the outermost
+/// loop over output rows, in blocks; or, for skewed rows of a sparse operand feeding a
+/// dense output, an even split of that operand's non-zeros. Empty when no parallel
+/// schedule is safe (the kernel then runs on one thread).
+Schedule defaultParallelSchedule(const Assignment& a, int threads);
+
+}  // namespace tessel

@@ -1,0 +1,361 @@
+// Applying a schedule: each command rewrites the loop nest and is checked here.
+#include "lower/loop_nest.h"
+
+#include <algorithm>
+#include <map>
+
+#include "lower/level_format.h"
+#include "lower/output_plan.h"
+#include "tessel/error.h"
+
+namespace tessel::lower {
+
+std::vector<IndexVar> Loop::touches() const {
+  if (kind == Kind::Chunk && fusedOuter) return {*fusedOuter, of};
+  return {of};
+}
+
+int LoopNest::firstTouching(const IndexVar& v) const {
+  for (size_t d = 0; d < loops.size(); d++)
+    for (const IndexVar& t : loops[d].touches())
+      if (t == v) return static_cast<int>(d);
+  return static_cast<int>(loops.size());
+}
+
+int LoopNest::endOfLoopsFor(const std::vector<IndexVar>& vars) const {
+  int end = 0;
+  for (size_t d = 0; d < loops.size(); d++)
+    for (const IndexVar& t : loops[d].touches())
+      if (std::find(vars.begin(), vars.end(), t) != vars.end()) end = static_cast<int>(d) + 1;
+  return end;
+}
+
+int LoopNest::parallelLoop() const {
+  for (size_t d = 0; d < loops.size(); d++)
+    if (loops[d].parallel) return static_cast<int>(d);
+  return -1;
+}
+
+std::string LoopNest::str(const std::string& body) const {
+  std::string s = body;
+  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
+    std::string note;
+    if (it->kind == Loop::Kind::Chunk)
+      note = std::string(it->divide ? " in " : " by ") + std::to_string(it->amount) +
+             (it->overPositions ? " positions" : "");
+    if (it->parallel) note += " parallel";
+    if (it->unroll) note += " unroll " + std::to_string(it->unroll);
+    s = "forall(" + it->var.name() + note + ", " + s + ")";
+  }
+  return s;
+}
+
+namespace {
+
+/// Names that stand for fused loops (fuse) or their positions (fuse + pos).
+struct Alias {
+  IndexVar outer, inner;  ///< the Coord loops' variables
+  int access = -1;        ///< pos: the operand whose positions are iterated
+};
+
+class Scheduler {
+ public:
+  Scheduler(Problem& p, const Schedule& s) : p_(p), s_(s) {
+    for (const IndexVar& v : p.order) {
+      Loop l;
+      l.var = l.of = v;
+      nest_.loops.push_back(l);
+    }
+    nest_.schedule = s.str();
+  }
+
+  LoopNest run() {
+    for (const ScheduleCommand& c : s_.commands()) {
+      cmd_ = &c;
+      apply(c);
+    }
+    return nest_;
+  }
+
+ private:
+  using K = ScheduleCommand::Kind;
+
+  [[noreturn]] void fail(const std::string& why) const {
+    throw ScheduleError("schedule command " + cmd_->str() + ": " + why);
+  }
+
+  std::string loopNames() const {
+    std::string s;
+    for (auto& l : nest_.loops) s += (s.empty() ? "" : ", ") + l.var.name();
+    for (auto& [id, a] : aliasNames_) s += ", " + a;
+    return s;
+  }
+
+  int find(const IndexVar& v) const {
+    for (size_t d = 0; d < nest_.loops.size(); d++)
+      if (nest_.loops[d].var == v) return static_cast<int>(d);
+    return -1;
+  }
+
+  int require(const IndexVar& v) const {
+    int d = find(v);
+    if (d < 0 && !aliases_.count(v.id()))
+      fail("unknown index variable " + v.name() + " (loops now: " + loopNames() + ")");
+    return d;
+  }
+
+  void freshName(const IndexVar& v) const {
+    if (find(v) >= 0 || aliases_.count(v.id()))
+      fail("index variable " + v.name() + " already names a loop");
+    for (const IndexVar& o : p_.order)
+      if (o == v) fail("index variable " + v.name() + " already names a loop");
+  }
+
+  int accessOfTensor(const std::string& name) const {
+    for (size_t a = 0; a < p_.inputs.size(); a++)
+      if (p_.inputs[a].node->tensor->name == name) return static_cast<int>(a);
+    fail(name + " is not a tensor on the right-hand side");
+  }
+
+  const Format& formatOf(int access) const { return p_.args[p_.inputs[access].arg].format; }
+
+  void apply(const ScheduleCommand& c) {
+    switch (c.kind) {
+      case K::Split: case K::Divide: return split(c);
+      case K::Pos: return pos(c);
+      case K::Fuse: return fuse(c);
+      case K::Reorder: return reorder(c);
+      case K::Precompute: return precompute(c);
+      case K::Parallelize: return parallelize(c);
+      case K::Unroll: return unroll(c);
+      case K::Bound: return bound(c);
+    }
+  }
+
+  void split(const ScheduleCommand& c) {
+    const IndexVar &i = c.vars[0], &outer = c.vars[1], &inner = c.vars[2];
+    if (c.amount < 1) fail("the " + std::string(c.kind == K::Split ? "block size" : "number of pieces") +
+                           " must be at least 1");
+    int d = require(i);
+    freshName(outer);
+    freshName(inner);
+    if (outer == inner) fail("the outer and inner variables must differ");
+    Loop chunk;
+    chunk.kind = Loop::Kind::Chunk;
+    chunk.var = outer;
+    chunk.amount = c.amount;
+    chunk.divide = c.kind == K::Divide;
+    if (d < 0) {  // fuse + pos: blocks of the operand's positions over two levels
+      const Alias& a = aliases_.at(i.id());
+      if (a.access < 0) fail(i.name() + " fuses two loops; apply pos(" + i.name() + ", ..., tensor) before splitting it");
+      int od = find(a.outer);
+      chunk.overPositions = true;
+      chunk.access = a.access;
+      chunk.of = nest_.loops[od + 1].of;
+      chunk.level = levelOf(a.access, chunk.of);
+      chunk.fusedOuter = nest_.loops[od].of;
+      nest_.loops.insert(nest_.loops.begin() + od, chunk);
+      aliases_.erase(i.id());
+      aliasNames_.erase(i.id());
+      return;
+    }
+    Loop& l = nest_.loops[d];
+    if (l.kind == Loop::Kind::Chunk) fail(i.name() + " is the outer loop of a split; split its inner loop instead");
+    if (l.parallel || l.bound) fail("split " + i.name() + " before parallelize or bound");
+    chunk.of = l.of;
+    if (l.posAccess >= 0) {
+      chunk.overPositions = true;
+      chunk.access = l.posAccess;
+      chunk.level = levelOf(l.posAccess, l.of);
+      if (restricted(d, l.of)) fail(i.name() + " is already split; apply pos before split");
+    }
+    l.var = inner;
+    nest_.loops.insert(nest_.loops.begin() + d, chunk);
+  }
+
+  /// A chunk above loop d already restricts v.
+  bool restricted(int d, const IndexVar& v) const {
+    for (int e = 0; e < d; e++)
+      if (nest_.loops[e].kind == Loop::Kind::Chunk)
+        for (auto& t : nest_.loops[e].touches())
+          if (t == v) return true;
+    return false;
+  }
+
+  int levelOf(int access, const IndexVar& v) const {
+    const auto& lv = p_.inputs[access].levelVars;
+    for (size_t k = 0; k < lv.size(); k++)
+      if (lv[k] == v) return static_cast<int>(k);
+    return -1;
+  }
+
+  /// pos(i, ip, B): B must drive the loop over i (a factor of the expression) and be
+  /// stored by position at i.
+  void checkDrives(int a, const IndexVar& v, int k) const {
+    const std::string& b = p_.inputs[a].node->tensor->name;
+    if (k < 0) fail(b + " is not indexed by " + v.name());
+    if (makeLevelFormat(formatOf(a), k)->locatable())
+      fail(b + "'s level " + std::to_string(k) + " (" + v.name() + ") is dense (" + formatOf(a).str() +
+           "); pos iterates the stored positions of a compressed or singleton level");
+    if (!isFactor(p_.assignment.rhs, p_.inputs[a].node))
+      fail("the expression is not zero where " + b + " has no entry (" + b +
+           " is not a factor of every term), so " + b + "'s positions do not cover the loop over " + v.name());
+  }
+
+  void pos(const ScheduleCommand& c) {
+    const IndexVar &i = c.vars[0], &ip = c.vars[1];
+    int d = require(i);
+    freshName(ip);
+    int a = accessOfTensor(c.tensor);
+    if (d < 0) {
+      Alias al = aliases_.at(i.id());
+      if (al.access >= 0) fail(i.name() + " already iterates positions");
+      int od = find(al.outer);
+      const IndexVar &vi = nest_.loops[od].of, &vj = nest_.loops[od + 1].of;
+      int k = levelOf(a, vj);
+      checkDrives(a, vj, k);
+      const Format& f = formatOf(a);
+      if (k < 1 || levelOf(a, vi) != k - 1)
+        fail(c.tensor + " does not store " + vi.name() + " in the level directly above " + vj.name() +
+             " (" + f.str() + "), so its positions cannot cover the fused loop");
+      if (!makeLevelFormat(f, k)->hasPosArray())
+        fail(c.tensor + "'s level " + std::to_string(k) + " (" + vj.name() + ") has no positions array (" +
+             f.str() + "); fuse+pos needs a compressed level");
+      LevelKind up = f.level(k - 1);
+      if (!(up == LevelKind::Dense || (up == LevelKind::Compressed && f.levelIsUnique(k - 1))))
+        fail(c.tensor + "'s level " + std::to_string(k - 1) + " (" + vi.name() +
+             ") must be dense or compressed-unique for fuse+pos");
+      al.access = a;
+      nest_.loops[od + 1].posAccess = a;
+      aliases_.erase(i.id());
+      aliasNames_.erase(i.id());
+      aliases_[ip.id()] = al;
+      aliasNames_[ip.id()] = ip.name();
+      return;
+    }
+    Loop& l = nest_.loops[d];
+    if (l.kind == Loop::Kind::Chunk) fail(i.name() + " is the outer loop of a split; pos applies to a loop over coordinates");
+    if (restricted(d, l.of)) fail(i.name() + " is already split; apply pos before split");
+    checkDrives(a, l.of, levelOf(a, l.of));
+    l.posAccess = a;
+    l.var = ip;
+  }
+
+  void fuse(const ScheduleCommand& c) {
+    const IndexVar &i = c.vars[0], &j = c.vars[1], &f = c.vars[2];
+    int di = require(i), dj = require(j);
+    freshName(f);
+    if (di < 0 || dj < 0) fail("fuse applies to loops over coordinates, not to fused loops");
+    if (dj != di + 1) fail("the loop over " + j.name() + " must be directly inside the loop over " + i.name());
+    for (int d : {di, dj}) {
+      const Loop& l = nest_.loops[d];
+      if (l.kind != Loop::Kind::Coord || l.var != l.of || l.posAccess >= 0 || l.parallel || l.bound)
+        fail(l.var.name() + " is already transformed; fuse the original loops first");
+    }
+    aliases_[f.id()] = Alias{i, j, -1};
+    aliasNames_[f.id()] = f.name();
+  }
+
+  void reorder(const ScheduleCommand& c) {
+    std::vector<int> slots;
+    for (const IndexVar& v : c.vars) {
+      int d = require(v);
+      if (d < 0) fail(v.name() + " is a fused loop; reorder the loops before fusing");
+      if (std::count(slots.begin(), slots.end(), d)) fail(v.name() + " is listed twice");
+      slots.push_back(d);
+    }
+    std::vector<int> sorted = slots;
+    std::sort(sorted.begin(), sorted.end());
+    std::vector<Loop> moved;
+    for (int d : slots) moved.push_back(nest_.loops[d]);
+    for (size_t k = 0; k < sorted.size(); k++) nest_.loops[sorted[k]] = moved[k];
+    checkOrder();
+    p_.order.clear();
+    for (const Loop& l : nest_.loops)
+      if (l.kind == Loop::Kind::Coord) p_.order.push_back(l.of);
+  }
+
+  /// Chunks come before the loops they restrict; operands' compressed levels after
+  /// the levels above them.
+  void checkOrder() const {
+    const auto& L = nest_.loops;
+    auto coordDepth = [&](const IndexVar& v) {
+      for (size_t d = 0; d < L.size(); d++)
+        if (L[d].kind == Loop::Kind::Coord && L[d].of == v) return static_cast<int>(d);
+      return -1;
+    };
+    for (size_t d = 0; d < L.size(); d++)
+      if (L[d].kind == Loop::Kind::Chunk)
+        for (const IndexVar& t : L[d].touches())
+          if (coordDepth(t) < static_cast<int>(d))
+            fail(L[d].var.name() + " splits " + t.name() + " and must stay outside the loop over it");
+    for (size_t a = 0; a < p_.inputs.size(); a++) {
+      const auto& lv = p_.inputs[a].levelVars;
+      const Format& f = formatOf(static_cast<int>(a));
+      for (size_t k = 1; k < lv.size(); k++) {
+        if (f.level(static_cast<int>(k)) == LevelKind::Dense) continue;
+        for (size_t u = 0; u < k; u++)
+          if (coordDepth(lv[u]) > coordDepth(lv[k]))
+            fail(p_.inputs[a].node->tensor->name + " (" + f.str() + ") stores " + lv[u].name() + " before " +
+                 lv[k].name() + " and its level for " + lv[k].name() +
+                 " has no random access; iterate " + lv[u].name() + " outside " + lv[k].name() +
+                 " or store " + p_.inputs[a].node->tensor->name + " in another mode order");
+      }
+    }
+  }
+
+  void precompute(const ScheduleCommand& c) {
+    const IndexVar& i = c.vars[0];
+    if (std::find(p_.order.begin(), p_.order.end(), i) == p_.order.end())
+      fail("unknown index variable " + i.name() + " (precompute names a variable of the assignment)");
+    nest_.precompute = i;
+  }
+
+  int loopFor(const IndexVar& v) const {
+    int d = require(v);
+    if (d >= 0) return d;
+    const Alias& a = aliases_.at(v.id());
+    return find(a.outer);  // a fused loop runs as its outer loop
+  }
+
+  void parallelize(const ScheduleCommand& c) {
+    int d = loopFor(c.vars[0]);
+    int prev = nest_.parallelLoop();
+    if (prev >= 0 && prev != d)
+      fail("only one loop may run in parallel, and " + nest_.loops[prev].var.name() + " already does");
+    Loop& l = nest_.loops[d];
+    l.parallel = true;
+    l.race = c.race;
+    l.parallelCommand = c.str();
+  }
+
+  void unroll(const ScheduleCommand& c) {
+    if (c.amount < 1) fail("the unroll factor must be at least 1");
+    nest_.loops[loopFor(c.vars[0])].unroll = c.amount;
+  }
+
+  void bound(const ScheduleCommand& c) {
+    if (c.amount < 1) fail("the bound must be at least 1");
+    int d = require(c.vars[0]);
+    if (d < 0 || nest_.loops[d].kind != Loop::Kind::Coord)
+      fail("bound applies to a loop over coordinates");
+    freshName(c.vars[1]);
+    Loop& l = nest_.loops[d];
+    l.bound = c.amount;
+    l.boundKind = c.boundKind;
+    l.var = c.vars[1];
+  }
+
+  Problem& p_;
+  const Schedule& s_;
+  LoopNest nest_;
+  std::map<uint64_t, Alias> aliases_;
+  std::map<uint64_t, std::string> aliasNames_;
+  const ScheduleCommand* cmd_ = nullptr;
+};
+
+}  // namespace
+
+LoopNest scheduleLoops(Problem& p, const Schedule& s) { return Scheduler(p, s).run(); }
+
+}  // namespace tessel::lower

@@ -1,0 +1,87 @@
+// Race analysis of the parallel loop (see parallel_plan.h).
+#include "lower/parallel_plan.h"
+
+#include <algorithm>
+
+#include "tessel/error.h"
+
+namespace tessel::lower {
+
+namespace {
+
+bool anyReduction(const Problem& p, const std::vector<IndexVar>& vs) {
+  for (const IndexVar& v : vs)
+    if (!p.isOutputVar(v)) return true;
+  return false;
+}
+
+/// Index of the Coord loop binding v.
+int coordLoop(const LoopNest& nest, const IndexVar& v) {
+  for (size_t d = 0; d < nest.loops.size(); d++)
+    if (nest.loops[d].kind == Loop::Kind::Coord && nest.loops[d].of == v) return static_cast<int>(d);
+  return -1;
+}
+
+}  // namespace
+
+ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
+  ParallelPlan pp;
+  const std::string& out = p.args[0].tensor->name;
+  const Format& of = p.args[0].format;
+  // A loop over (part of) a reduction placed outside the output's last variable
+  // revisits output entries: values accumulate.
+  int lastOut = -1;
+  for (const IndexVar& v : p.output.levelVars) lastOut = std::max(lastOut, coordLoop(nest, v));
+  bool accumulate = false;
+  for (int d = 0; d < lastOut; d++)
+    if (anyReduction(p, nest.loops[d].touches())) accumulate = true;
+  bool appends = plan.kind == OutputKind::Append || plan.kind == OutputKind::Workspace;
+  if (accumulate && !plan.scatter && appends)
+    throw ScheduleError("schedule " + nest.schedule + ": a loop over the reduction runs outside " +
+                        out + "'s variables, so entries of " + out + " (" + of.str() +
+                        ") would be appended more than once; keep reductions inside, or make " + out + " dense");
+  plan.scatter = plan.scatter || accumulate;
+
+  pp.loop = nest.parallelLoop();
+  if (pp.loop < 0) return pp;
+  const Loop& l = nest.loops[pp.loop];
+  auto fail = [&](const std::string& why) { throw ScheduleError("schedule command " + l.parallelCommand + ": " + why); };
+  std::vector<IndexVar> t = l.touches();
+  bool reduction = anyReduction(p, t);
+  if (appends) {
+    int sparseChains = 0;
+    for (int k = 0; k < of.order(); k++)
+      sparseChains += of.level(k) == LevelKind::Compressed || of.level(k) == LevelKind::CompressedNU;
+    bool overFirst = of.order() > 0 && of.level(0) == LevelKind::Dense && t.size() == 1 &&
+                     t[0] == p.output.levelVars[0];
+    if (!overFirst || sparseChains > 1)
+      fail(out + " (" + of.str() + ") is assembled by appending entries in order; a parallel loop "
+           "must run over its first level, which must be dense (variable " +
+           (of.order() ? p.output.levelVars[0].name() : std::string("-")) +
+           "), with one compressed level below (e.g. CSR)");
+    pp.privateWorkspace = plan.kind == OutputKind::Workspace;
+    return pp;
+  }
+  if (!reduction) return pp;  // distinct iterations write distinct output entries
+  std::string reds;
+  for (const IndexVar& v : t)
+    if (!p.isOutputVar(v)) reds += (reds.empty() ? "" : ", ") + v.name();
+  switch (l.race) {
+    case OutputRace::NoRaces:
+      fail("its iterations split the reduction over " + reds + ", so they would race on " + out +
+           "; use atomics or temporary (or ignore_races)");
+    case OutputRace::IgnoreRaces: break;
+    case OutputRace::Atomics:
+    case OutputRace::Temporary:
+      if (plan.kind != OutputKind::Dense)
+        fail(std::string(l.race == OutputRace::Atomics ? "atomics" : "temporary") + " need a dense output, and " +
+             out + " is " + of.str());
+      pp.atomics = l.race == OutputRace::Atomics;
+      pp.temporary = l.race == OutputRace::Temporary;
+      break;
+  }
+  plan.scatter = true;  // several iterations add into one entry
+  return pp;
+}
+
+}  // namespace tessel::lower

@@ -1,0 +1,73 @@
+// The parallel schedule used when the user asks for threads but gives no schedule.
+#include <algorithm>
+
+#include "lower/loop_nest.h"
+#include "lower/lower.h"
+#include "tessel/error.h"
+#include "tessel/schedule.h"
+#include "tessel/tensor.h"
+
+namespace tessel {
+
+namespace {
+
+/// Largest row's share of the non-zeros of a packed matrix-like operand (levels 0, 1).
+double rowSkew(const TensorBase& t) {
+  const tessel_tensor_t& r = t.raw();
+  if (t.format().order() < 2 || t.format().level(0) != LevelKind::Dense ||
+      t.format().level(1) != LevelKind::Compressed || !r.pos[1] || r.vals_size == 0)
+    return 0;
+  int64_t rows = r.pos_size[1] - 1, most = 0;
+  for (int64_t i = 0; i < rows; i++) {
+    int64_t n = t.format().posWidth() == IndexWidth::W32
+                    ? static_cast<const int32_t*>(r.pos[1])[i + 1] - static_cast<const int32_t*>(r.pos[1])[i]
+                    : static_cast<const int64_t*>(r.pos[1])[i + 1] - static_cast<const int64_t*>(r.pos[1])[i];
+    most = std::max(most, n);
+  }
+  return static_cast<double>(most) / static_cast<double>(r.vals_size);
+}
+
+bool compiles(const Assignment& a, const Schedule& s) {
+  try {
+    lower::lower(a, s);
+    return true;
+  } catch (const UserError&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+Schedule defaultParallelSchedule(const Assignment& a, int threads) {
+  if (threads <= 1) return {};
+  lower::LoweredKernel plain = lower::lower(a);
+  const lower::Problem& p = plain.problem;
+  if (p.order.empty()) return {};
+  const IndexVar& outer = p.order[0];
+  int64_t extent = extentOf(a, outer);
+  // Around 16 blocks per thread: enough to even out uneven rows, few enough that
+  // taking a block costs nothing next to its work.
+  int64_t blocks = static_cast<int64_t>(threads) * 16;
+  IndexVar o0(outer.name() + "_block"), o1(outer.name() + "_in");
+
+  // Skewed rows feeding a dense output: split the operand's non-zeros evenly.
+  if (p.order.size() >= 2 && plain.plan.kind == lower::OutputKind::Dense) {
+    for (const auto& in : p.inputs) {
+      const auto& lv = in.levelVars;
+      if (lv.size() < 2 || !(lv[0] == outer) || !(lv[1] == p.order[1])) continue;
+      TensorBase t(in.node->tensor);
+      if (rowSkew(t) < 0.5 / static_cast<double>(blocks)) continue;
+      IndexVar f("fused"), fp("fused_pos");
+      Schedule s;
+      s.fuse(outer, p.order[1], f).pos(f, fp, t.name()).divide(fp, o0, o1, blocks)
+          .parallelize(o0, CPUThread, Atomics);
+      if (compiles(a, s)) return s;
+    }
+  }
+  Schedule s;
+  s.split(outer, o0, o1, std::max<int64_t>(1, (extent + blocks - 1) / blocks)).parallelize(o0, CPUThread, NoRaces);
+  if (compiles(a, s)) return s;
+  return {};
+}
+
+}  // namespace tessel

@@ -1,0 +1,115 @@
+// Schedule: the command list users build (C++ API) and its printed form.
+#include "tessel/schedule.h"
+
+#include "tessel/error.h"
+#include "tessel/tensor.h"
+
+namespace tessel {
+
+namespace {
+
+const char* raceName(OutputRace r) {
+  switch (r) {
+    case OutputRace::NoRaces: return "no_races";
+    case OutputRace::IgnoreRaces: return "ignore_races";
+    case OutputRace::Atomics: return "atomics";
+    case OutputRace::Temporary: return "temporary";
+  }
+  return "?";
+}
+
+const char* kindName(ScheduleCommand::Kind k) {
+  using K = ScheduleCommand::Kind;
+  switch (k) {
+    case K::Split: return "split";
+    case K::Divide: return "divide";
+    case K::Pos: return "pos";
+    case K::Fuse: return "fuse";
+    case K::Reorder: return "reorder";
+    case K::Precompute: return "precompute";
+    case K::Parallelize: return "parallelize";
+    case K::Unroll: return "unroll";
+    case K::Bound: return "bound";
+  }
+  return "?";
+}
+
+}  // namespace
+
+std::string ScheduleCommand::str() const {
+  using K = ScheduleCommand::Kind;
+  std::string s = std::string(kindName(kind)) + "(";
+  for (size_t v = 0; v < vars.size(); v++) s += (v ? "," : "") + vars[v].name();
+  switch (kind) {
+    case K::Split: case K::Divide: case K::Unroll: s += "," + std::to_string(amount); break;
+    case K::Pos: s += "," + tensor; break;
+    case K::Parallelize: s += std::string(",cpu_thread,") + raceName(race); break;
+    case K::Bound:
+      s += "," + std::to_string(amount) + (boundKind == BoundKind::MaxExact ? ",max_exact" : ",upper_bound");
+      break;
+    default: break;
+  }
+  return s + ")";
+}
+
+namespace {
+ScheduleCommand make(ScheduleCommand::Kind k, std::vector<IndexVar> vars, int64_t amount = 0) {
+  ScheduleCommand c{k, std::move(vars)};
+  c.amount = amount;
+  return c;
+}
+}  // namespace
+
+Schedule& Schedule::split(const IndexVar& i, const IndexVar& outer, const IndexVar& inner, int64_t size) {
+  commands_.push_back(make(ScheduleCommand::Kind::Split, {i, outer, inner}, size));
+  return *this;
+}
+Schedule& Schedule::divide(const IndexVar& i, const IndexVar& outer, const IndexVar& inner, int64_t pieces) {
+  commands_.push_back(make(ScheduleCommand::Kind::Divide, {i, outer, inner}, pieces));
+  return *this;
+}
+Schedule& Schedule::pos(const IndexVar& i, const IndexVar& ip, const Access& access) {
+  return pos(i, ip, access.tensor().name());
+}
+Schedule& Schedule::pos(const IndexVar& i, const IndexVar& ip, const std::string& tensorName) {
+  ScheduleCommand c = make(ScheduleCommand::Kind::Pos, {i, ip});
+  c.tensor = tensorName;
+  commands_.push_back(c);
+  return *this;
+}
+Schedule& Schedule::fuse(const IndexVar& i, const IndexVar& j, const IndexVar& f) {
+  commands_.push_back(make(ScheduleCommand::Kind::Fuse, {i, j, f}));
+  return *this;
+}
+Schedule& Schedule::reorder(const std::vector<IndexVar>& order) {
+  commands_.push_back(make(ScheduleCommand::Kind::Reorder, order));
+  return *this;
+}
+Schedule& Schedule::precompute(const IndexVar& i) {
+  commands_.push_back(make(ScheduleCommand::Kind::Precompute, {i}));
+  return *this;
+}
+Schedule& Schedule::parallelize(const IndexVar& i, ParallelUnit, OutputRace race) {
+  ScheduleCommand c = make(ScheduleCommand::Kind::Parallelize, {i});
+  c.race = race;
+  commands_.push_back(c);
+  return *this;
+}
+Schedule& Schedule::unroll(const IndexVar& i, int64_t factor) {
+  commands_.push_back(make(ScheduleCommand::Kind::Unroll, {i}, factor));
+  return *this;
+}
+Schedule& Schedule::bound(const IndexVar& i, const IndexVar& ib, int64_t n, BoundKind kind) {
+  ScheduleCommand c = make(ScheduleCommand::Kind::Bound, {i, ib}, n);
+  c.boundKind = kind;
+  commands_.push_back(c);
+  return *this;
+}
+
+std::string Schedule::str() const {
+  std::string s;
+  for (size_t c = 0; c < commands_.size(); c++) s += (c ? "," : "") + commands_[c].str();
+  return s;
+}
+
+}  // namespace tessel

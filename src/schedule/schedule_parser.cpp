@@ -1,0 +1,174 @@
+// Schedules from text: "split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)".
+#include <cctype>
+#include <map>
+#include <set>
+
+#include "tessel/error.h"
+#include "tessel/schedule.h"
+#include "tessel/tensor.h"
+
+namespace tessel {
+
+namespace {
+
+struct RawCommand {
+  std::string name;
+  std::vector<std::string> args;
+  std::string text;
+};
+
+std::string trim(const std::string& s) {
+  size_t b = s.find_first_not_of(" \t\n"), e = s.find_last_not_of(" \t\n");
+  return b == std::string::npos ? "" : s.substr(b, e - b + 1);
+}
+
+/// Split "a(x,y), b(z)" into commands at top-level commas or semicolons.
+std::vector<RawCommand> tokenize(const std::string& text) {
+  std::vector<RawCommand> out;
+  size_t p = 0;
+  while (p < text.size()) {
+    while (p < text.size() && (std::isspace(static_cast<unsigned char>(text[p])) || text[p] == ',' || text[p] == ';')) p++;
+    if (p >= text.size()) break;
+    size_t open = text.find('(', p);
+    size_t close = open == std::string::npos ? std::string::npos : text.find(')', open);
+    if (close == std::string::npos) {
+      std::string rest = trim(text.substr(p));
+      throw ScheduleError("schedule command '" + rest + "' at column " + std::to_string(p + 1) +
+                          ": expected name(arguments), e.g. split(i,i0,i1,32)");
+    }
+    RawCommand c;
+    c.name = trim(text.substr(p, open - p));
+    c.text = trim(text.substr(p, close - p + 1));
+    std::string inside = text.substr(open + 1, close - open - 1);
+    size_t q = 0;
+    while (true) {
+      size_t comma = inside.find(',', q);
+      std::string a = trim(inside.substr(q, comma == std::string::npos ? std::string::npos : comma - q));
+      if (!a.empty() || comma != std::string::npos) c.args.push_back(a);
+      if (comma == std::string::npos) break;
+      q = comma + 1;
+    }
+    out.push_back(c);
+    p = close + 1;
+  }
+  return out;
+}
+
+std::string lower(std::string s) {
+  std::string o;
+  for (char ch : s)
+    if (ch != '_') o += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  return o;
+}
+
+class CommandParser {
+ public:
+  explicit CommandParser(const Assignment& a) {
+    for (const IndexVar& v : freeVars(a)) vars_.emplace(v.name(), v);
+    for (const IndexVar& v : reductionVars(a)) vars_.emplace(v.name(), v);
+    for (const ExprNode* n : rhsAccesses(a)) tensors_.insert(n->tensor->name);
+  }
+
+  void apply(const RawCommand& c, Schedule& s) {
+    cmd_ = &c;
+    const std::string& n = c.name;
+    if (n == "split" || n == "divide") {
+      arity(4);
+      IndexVar i = var(0), o = var(1), in = var(2);
+      int64_t f = number(3);
+      n == "split" ? s.split(i, o, in, f) : s.divide(i, o, in, f);
+    } else if (n == "pos") {
+      arity(3);
+      if (!tensors_.count(c.args[2]))
+        fail("'" + c.args[2] + "' is not a tensor on the right-hand side");
+      s.pos(var(0), var(1), c.args[2]);
+    } else if (n == "fuse") {
+      arity(3);
+      s.fuse(var(0), var(1), var(2));
+    } else if (n == "reorder") {
+      if (c.args.size() < 2) fail("reorder needs at least two index variables");
+      std::vector<IndexVar> order;
+      for (size_t k = 0; k < c.args.size(); k++) order.push_back(var(k));
+      s.reorder(order);
+    } else if (n == "precompute") {
+      arity(1);
+      s.precompute(var(0));
+    } else if (n == "parallelize") {
+      if (c.args.size() < 1 || c.args.size() > 3) fail("expected parallelize(i[,cpu_thread[,race]])");
+      if (c.args.size() >= 2 && lower(c.args[1]) != "cputhread")
+        fail("unknown parallel unit '" + c.args[1] + "' (this build has cpu_thread)");
+      OutputRace r = OutputRace::NoRaces;
+      if (c.args.size() == 3) r = race(c.args[2]);
+      s.parallelize(var(0), CPUThread, r);
+    } else if (n == "unroll") {
+      arity(2);
+      s.unroll(var(0), number(1));
+    } else if (n == "bound") {
+      if (c.args.size() != 3 && c.args.size() != 4) fail("expected bound(i,ib,n[,max_exact|upper_bound])");
+      BoundKind k = BoundKind::MaxExact;
+      if (c.args.size() == 4) {
+        std::string b = lower(c.args[3]);
+        if (b == "upperbound") k = BoundKind::UpperBound;
+        else if (b != "maxexact") fail("unknown bound kind '" + c.args[3] + "' (max_exact or upper_bound)");
+      }
+      s.bound(var(0), var(1), number(2), k);
+    } else {
+      fail("unknown command '" + n +
+           "' (known: split, divide, pos, fuse, reorder, precompute, parallelize, unroll, bound)");
+    }
+  }
+
+ private:
+  [[noreturn]] void fail(const std::string& why) const {
+    throw ScheduleError("schedule command " + cmd_->text + ": " + why);
+  }
+  void arity(size_t n) const {
+    if (cmd_->args.size() != n)
+      fail("expected " + std::to_string(n) + " arguments, got " + std::to_string(cmd_->args.size()));
+  }
+  IndexVar var(size_t k) {
+    const std::string& name = cmd_->args[k];
+    bool ok = !name.empty() && (std::isalpha(static_cast<unsigned char>(name[0])) || name[0] == '_');
+    for (char ch : name) ok &= std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+    if (!ok) fail("'" + name + "' is not an index variable name");
+    auto it = vars_.find(name);
+    if (it == vars_.end()) it = vars_.emplace(name, IndexVar(name)).first;
+    return it->second;
+  }
+  int64_t number(size_t k) const {
+    const std::string& t = cmd_->args[k];
+    size_t used = 0;
+    int64_t v = 0;
+    try {
+      v = std::stoll(t, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    if (used != t.size() || t.empty()) fail("'" + t + "' is not an integer");
+    if (v < 1) fail("'" + t + "' must be at least 1");
+    return v;
+  }
+  OutputRace race(const std::string& t) const {
+    std::string r = lower(t);
+    if (r == "noraces") return OutputRace::NoRaces;
+    if (r == "ignoreraces") return OutputRace::IgnoreRaces;
+    if (r == "atomics") return OutputRace::Atomics;
+    if (r == "temporary") return OutputRace::Temporary;
+    fail("unknown race strategy '" + t + "' (no_races, ignore_races, atomics, temporary)");
+  }
+
+  std::map<std::string, IndexVar> vars_;
+  std::set<std::string> tensors_;
+  const RawCommand* cmd_ = nullptr;
+};
+
+}  // namespace
+
+Schedule parseSchedule(const std::string& text, const Assignment& a) {
+  Schedule s;
+  CommandParser parser(a);
+  for (const RawCommand& c : tokenize(text)) parser.apply(c, s);
+  return s;
+}
+
+}  // namespace tessel
