@@ -28,6 +28,9 @@ class Kernel {
   /// A schedule that does not fit the assignment throws ScheduleError.
   static std::shared_ptr<Kernel> compile(const Assignment& a, const Schedule& schedule = {},
                                          const JitOptions& jit = {});
+  /// The loops the compiler picks without a schedule, outermost first: the index
+  /// variables a schedule starts from.
+  static std::vector<IndexVar> loopOrder(const Assignment& a);
   /// The C code compile() would build, without compiling it.
   static std::string emitC(const Assignment& a, const Schedule& schedule = {});
 

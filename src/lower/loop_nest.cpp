@@ -167,6 +167,7 @@ class Scheduler {
       chunk.overPositions = true;
       chunk.access = l.posAccess;
       chunk.level = levelOf(l.posAccess, l.of);
+      chunk.splitsRuns = !formatOf(l.posAccess).levelIsUnique(chunk.level);
       if (restricted(d, l.of)) fail(i.name() + " is already split; apply pos before split");
     }
     l.var = inner;
@@ -289,19 +290,21 @@ class Scheduler {
         for (const IndexVar& t : L[d].touches())
           if (coordDepth(t) < static_cast<int>(d))
             fail(L[d].var.name() + " splits " + t.name() + " and must stay outside the loop over it");
-    for (size_t a = 0; a < p_.inputs.size(); a++) {
-      const auto& lv = p_.inputs[a].levelVars;
-      const Format& f = formatOf(static_cast<int>(a));
+    auto check = [&](const AccessInfo& acc, const Format& f, bool output) {
+      const auto& lv = acc.levelVars;
+      const std::string& name = acc.node->tensor->name;
       for (size_t k = 1; k < lv.size(); k++) {
         if (f.level(static_cast<int>(k)) == LevelKind::Dense) continue;
         for (size_t u = 0; u < k; u++)
           if (coordDepth(lv[u]) > coordDepth(lv[k]))
-            fail(p_.inputs[a].node->tensor->name + " (" + f.str() + ") stores " + lv[u].name() + " before " +
-                 lv[k].name() + " and its level for " + lv[k].name() +
-                 " has no random access; iterate " + lv[u].name() + " outside " + lv[k].name() +
-                 " or store " + p_.inputs[a].node->tensor->name + " in another mode order");
+            fail(name + " (" + f.str() + ") stores " + lv[u].name() + " before " + lv[k].name() +
+                 " and its level for " + lv[k].name() + (output ? " is appended in order" : " has no random access") +
+                 "; iterate " + lv[u].name() + " outside " + lv[k].name() + " or store " + name +
+                 " in another mode order");
       }
-    }
+    };
+    for (size_t a = 0; a < p_.inputs.size(); a++) check(p_.inputs[a], formatOf(static_cast<int>(a)), false);
+    check(p_.output, p_.args[0].format, true);
   }
 
   void precompute(const ScheduleCommand& c) {

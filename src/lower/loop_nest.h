@@ -30,6 +30,9 @@ struct Loop {
   int level = -1;
   std::optional<IndexVar> fusedOuter;  ///< fuse+pos: the variable of level `level - 1`
   int64_t amount = 0;                  ///< block size (split) or pieces (divide)
+  /// Blocks of a non-unique level's positions can cut a run of equal coordinates, so
+  /// two blocks may write one output entry (like a split reduction).
+  bool splitsRuns = false;
   bool divide = false;
 
   // Coord

@@ -29,15 +29,23 @@ ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& ne
   const std::string& out = p.args[0].tensor->name;
   const Format& of = p.args[0].format;
   // A loop over (part of) a reduction placed outside the output's last variable
-  // revisits output entries: values accumulate.
-  int lastOut = -1;
-  for (const IndexVar& v : p.output.levelVars) lastOut = std::max(lastOut, coordLoop(nest, v));
-  bool accumulate = false;
-  for (int d = 0; d < lastOut; d++)
-    if (anyReduction(p, nest.loops[d].touches())) accumulate = true;
+  // revisits output entries: values accumulate. Coordinate loops were accounted for by
+  // planOutput (plan.scatter); blocks of a split are new here.
+  int lastOut = -1, lastParent = -1;
+  const auto& ov = p.output.levelVars;
+  for (size_t k = 0; k < ov.size(); k++) {
+    lastOut = std::max(lastOut, coordLoop(nest, ov[k]));
+    if (k + 1 < ov.size()) lastParent = std::max(lastParent, coordLoop(nest, ov[k]));
+  }
   bool appends = plan.kind == OutputKind::Append || plan.kind == OutputKind::Workspace;
-  if (accumulate && !plan.scatter && appends)
-    throw ScheduleError("schedule " + nest.schedule + ": a loop over the reduction runs outside " +
+  int limit = plan.kind == OutputKind::Workspace ? lastParent : lastOut;
+  bool accumulate = false;
+  for (int d = 0; d < limit; d++) {
+    const Loop& l = nest.loops[d];
+    if (l.kind == Loop::Kind::Chunk && (anyReduction(p, l.touches()) || l.splitsRuns)) accumulate = true;
+  }
+  if (accumulate && appends)
+    throw ScheduleError("schedule " + nest.schedule + ": a block loop over the reduction runs outside " +
                         out + "'s variables, so entries of " + out + " (" + of.str() +
                         ") would be appended more than once; keep reductions inside, or make " + out + " dense");
   plan.scatter = plan.scatter || accumulate;
@@ -47,7 +55,7 @@ ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& ne
   const Loop& l = nest.loops[pp.loop];
   auto fail = [&](const std::string& why) { throw ScheduleError("schedule command " + l.parallelCommand + ": " + why); };
   std::vector<IndexVar> t = l.touches();
-  bool reduction = anyReduction(p, t);
+  bool reduction = anyReduction(p, t) || l.splitsRuns;
   if (appends) {
     int sparseChains = 0;
     for (int k = 0; k < of.order(); k++)
@@ -66,6 +74,7 @@ ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& ne
   std::string reds;
   for (const IndexVar& v : t)
     if (!p.isOutputVar(v)) reds += (reds.empty() ? "" : ", ") + v.name();
+  if (reds.empty()) reds = t[0].name() + " (blocks of positions cut runs of equal coordinates)";
   switch (l.race) {
     case OutputRace::NoRaces:
       fail("its iterations split the reduction over " + reds + ", so they would race on " + out +

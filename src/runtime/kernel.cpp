@@ -55,6 +55,8 @@ void check(int rc, const std::string& phase, const std::string& output) {
 
 }  // namespace
 
+std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) { return lower::analyze(a).order; }
+
 std::string Kernel::emitC(const Assignment& a, const Schedule& schedule) {
   return codegen::emitC(lower::lower(a, schedule).module);
 }

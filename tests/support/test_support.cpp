@@ -52,8 +52,10 @@ TensorBase makeTensor(const std::string& name, const CooData& data, const Format
   return t;
 }
 
-::testing::AssertionResult matchesReference(const std::string& expr, const std::vector<Operand>& inputs,
-                                            const Format& outFormat, Datatype outType, double tol) {
+namespace {
+/// The assignment `expr` over the inputs and an output of `outFormat`.
+Assignment bindAssignment(const std::string& expr, const std::vector<Operand>& inputs, const Format& outFormat,
+                          Datatype outType, TensorBase& out) {
   std::vector<TensorUse> uses = scanTensors(expr);
   std::map<std::string, TensorBase> tensors;
   for (auto& in : inputs) tensors[in.name] = makeTensor(in.name, in.data, in.format, in.type);
@@ -67,15 +69,39 @@ TensorBase makeTensor(const std::string& name, const CooData& data, const Format
     for (const ExprNode* n : rhsAccesses(pa))
       for (size_t q = 0; q < n->vars.size(); q++)
         if (n->vars[q].name() == lhsVars[m].name()) outDims[m] = n->tensor->dims[q];
-  TensorBase out(uses[0].name, outType, outDims, outFormat);
+  out = TensorBase(uses[0].name, outType, outDims, outFormat);
   tensors[uses[0].name] = out;
-  Assignment a = parseAssignment(expr, tensors);
+  return parseAssignment(expr, tensors);
+}
+}  // namespace
+
+::testing::AssertionResult matchesReference(const std::string& expr, const std::vector<Operand>& inputs,
+                                            const Format& outFormat, Datatype outType, double tol) {
+  TensorBase out;
+  Assignment a = bindAssignment(expr, inputs, outFormat, outType, out);
   CooData expected = referenceEvaluate(a);
   Kernel::compile(a)->run(a);
   std::string why;
   if (!tensorsClose(expected, out.toCoo(), tol, tol, &why))
     return ::testing::AssertionFailure() << expr << " with output format " << outFormat.str() << ": " << why
                                          << "\n" << Kernel::emitC(a);
+  return ::testing::AssertionSuccess();
+}
+
+::testing::AssertionResult matchesReferenceScheduled(
+    const std::string& expr, const std::vector<Operand>& inputs, const Format& outFormat,
+    const std::function<std::string(const std::vector<IndexVar>& order)>& schedule, int threads, double tol) {
+  TensorBase out;
+  Assignment a = bindAssignment(expr, inputs, outFormat, Datatype::Float64, out);
+  std::string text = schedule(Kernel::loopOrder(a));
+  Schedule s = parseSchedule(text, a);
+  CooData expected = referenceEvaluate(a);
+  Kernel::compile(a, s)->run(a, threads);
+  std::string why;
+  if (!tensorsClose(expected, out.toCoo(), tol, tol, &why))
+    return ::testing::AssertionFailure() << expr << " with output format " << outFormat.str() << ", schedule "
+                                         << text << ", " << threads << " threads: " << why << "\n"
+                                         << Kernel::emitC(a, s);
   return ::testing::AssertionSuccess();
 }
 

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <random>
 #include <string>
@@ -36,6 +37,12 @@ struct Operand {
                                             const Format& outFormat,
                                             Datatype outType = Datatype::Float64,
                                             double tol = 1e-9);
+/// The same with a schedule (text, parsed against the assignment; may be a function of
+/// the default loop order) on `threads` threads. ScheduleError propagates.
+::testing::AssertionResult matchesReferenceScheduled(
+    const std::string& expr, const std::vector<Operand>& inputs, const Format& outFormat,
+    const std::function<std::string(const std::vector<IndexVar>& order)>& schedule, int threads,
+    double tol = 1e-9);
 
 /// A fresh private directory under the system temp dir ("<prefix>-XXXXXX"); throws on failure.
 std::filesystem::path makeScratchDir(const std::string& prefix);

@@ -1,0 +1,305 @@
+// Schedules: every command on the kernels users schedule (SpMV, SpMM, SDDMM, SpAdd3,
+// SpGEMM, SpTTV, MTTKRP, GEMM) at 1, 2 and 4 threads against the reference evaluator,
+// on uniform, skewed, empty and degenerate data.
+#include <gtest/gtest.h>
+
+#include "support/test_support.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+Format fmt(const std::string& s) { return Format::parse(s); }
+
+struct Data {
+  std::string name;
+  std::vector<Operand> inputs;
+};
+
+/// Matrices for y(i) = B(i,j) * x(j): uniform, one heavy row, empty rows, empty, 0 rows.
+std::vector<Data> spmvData(const Format& bf) {
+  std::mt19937_64 rng(11);
+  std::vector<Data> out;
+  auto add = [&](const std::string& n, const CooData& b, int64_t cols) {
+    out.push_back({n, {{"B", b, bf}, {"x", randomCoo({cols}, 1.0, rng), DenseFormat(1)}}});
+  };
+  add("uniform", randomCoo({37, 29}, 0.2, rng), 29);
+  CooData skew = randomCoo({40, 50}, 0.02, rng);
+  for (int64_t j = 0; j < 50; j++) skew.add({3, j}, 1.0 + static_cast<double>(j));
+  add("skewed", skew, 50);
+  CooData holes;
+  holes.dims = {30, 10};
+  for (int64_t i = 0; i < 30; i += 7) holes.add({i, i % 10}, 2.0);
+  add("empty rows", holes, 10);
+  add("no entries", randomCoo({12, 9}, 0.0, rng), 9);
+  add("zero rows", randomCoo({0, 9}, 0.5, rng), 9);
+  return out;
+}
+
+using OrderFn = std::function<std::string(const std::vector<IndexVar>&)>;
+OrderFn fixed(const std::string& s) { return [s](const std::vector<IndexVar>&) { return s; }; }
+
+void expectAllThreads(const std::string& expr, const std::vector<Operand>& in, const Format& out,
+                      const std::string& schedule) {
+  for (int threads : {1, 2, 4}) {
+    SCOPED_TRACE(schedule + " on " + std::to_string(threads) + " threads");
+    EXPECT_TRUE(matchesReferenceScheduled(expr, in, out, fixed(schedule), threads));
+  }
+}
+
+}  // namespace
+
+TEST(Schedule, SpMVEverySchedule) {
+  const std::vector<std::string> schedules = {
+      "",
+      "split(i,i0,i1,7),parallelize(i0,cpu_thread,no_races)",
+      "divide(i,i0,i1,3),parallelize(i0)",
+      "parallelize(i)",
+      "split(i,i0,i1,4),split(i1,i2,i3,2),parallelize(i0)",
+      "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,5),parallelize(p0,cpu_thread,atomics)",
+      "fuse(i,j,f),pos(f,fp,B),divide(fp,p0,p1,4),parallelize(p0,cpu_thread,temporary)",
+      "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,3)",
+      "pos(j,jp,B),split(jp,j0,j1,2),unroll(j1,4)",
+      "split(j,j0,j1,4),parallelize(i)",
+      "pos(j,jp,B),parallelize(jp,cpu_thread,atomics)",
+      "parallelize(j,cpu_thread,temporary)",
+      "unroll(j,4),parallelize(i)",
+  };
+  for (const Data& d : spmvData(CSR()))
+    for (const std::string& s : schedules) {
+      SCOPED_TRACE(d.name);
+      expectAllThreads("y(i) = B(i,j) * x(j)", d.inputs, DenseFormat(1), s);
+    }
+}
+
+TEST(Schedule, SpMVOtherFormats) {
+  // DCSR: fuse+pos over a compressed upper level; COO: blocks of a non-unique level
+  // cut runs of one row, so they accumulate.
+  for (const Data& d : spmvData(DCSR())) {
+    SCOPED_TRACE(d.name);
+    expectAllThreads("y(i) = B(i,j) * x(j)", d.inputs, DenseFormat(1),
+                     "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,4),parallelize(p0,cpu_thread,atomics)");
+    expectAllThreads("y(i) = B(i,j) * x(j)", d.inputs, DenseFormat(1),
+                     "pos(i,ip,B),split(ip,p0,p1,3),parallelize(p0)");
+  }
+  for (const Data& d : spmvData(COO(2))) {
+    SCOPED_TRACE(d.name);
+    expectAllThreads("y(i) = B(i,j) * x(j)", d.inputs, DenseFormat(1),
+                     "pos(i,ip,B),split(ip,p0,p1,3),parallelize(p0,cpu_thread,atomics)");
+    expectAllThreads("y(i) = B(i,j) * x(j)", d.inputs, DenseFormat(1), "pos(i,ip,B),split(ip,p0,p1,2)");
+  }
+}
+
+TEST(Schedule, SparseOutputsInParallel) {
+  std::mt19937_64 rng(5);
+  for (double density : {0.0, 0.05, 0.3}) {
+    SCOPED_TRACE("density " + std::to_string(density));
+    std::vector<Operand> add3 = {{"B", randomCoo({23, 17}, density, rng), CSR()},
+                                 {"C", randomCoo({23, 17}, density, rng), CSR()},
+                                 {"D", randomCoo({23, 17}, density, rng), CSR()}};
+    for (const std::string& s : {"parallelize(i)", "split(i,i0,i1,4),parallelize(i0)",
+                                 "precompute(j),divide(i,i0,i1,5),parallelize(i0)"})
+      expectAllThreads("A(i,j) = B(i,j) + C(i,j) + D(i,j)", add3, CSR(), s);
+
+    std::vector<Operand> gemm = {{"B", randomCoo({19, 13}, density, rng), CSR()},
+                                 {"C", randomCoo({13, 21}, density, rng), CSR()}};
+    for (const std::string& s : {"parallelize(i)", "split(i,i0,i1,3),parallelize(i0)"})
+      expectAllThreads("A(i,j) = B(i,k) * C(k,j)", gemm, CSR(), s);
+
+    std::vector<Operand> sddmm = {{"B", randomCoo({15, 14}, density, rng), CSR()},
+                                  {"C", randomCoo({15, 6}, 1.0, rng), DenseFormat(2)},
+                                  {"D", randomCoo({14, 6}, 1.0, rng), DenseFormat(2)}};
+    for (const std::string& s : {"parallelize(i)", "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,4),parallelize(p0)",
+                                 "split(k,k0,k1,4),parallelize(i)"})
+      expectAllThreads("A(i,j) = B(i,j) * C(i,k) * D(j,k)", sddmm, CSR(), s);
+
+    std::vector<Operand> ttv = {{"B", randomCoo({9, 8, 7}, density, rng), CSF(3)},
+                                {"c", randomCoo({7}, 1.0, rng), DenseFormat(1)}};
+    expectAllThreads("A(i,j) = B(i,j,k) * c(k)", ttv, Format::parse("ss"), "");
+    expectAllThreads("A(i,j) = B(i,j,k) * c(k)", ttv, DenseFormat(2),
+                     "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,3),parallelize(p0)");
+
+    std::vector<Operand> mttkrp = {{"B", randomCoo({9, 8, 7}, density, rng), CSF(3)},
+                                   {"C", randomCoo({8, 5}, 1.0, rng), DenseFormat(2)},
+                                   {"D", randomCoo({7, 5}, 1.0, rng), DenseFormat(2)}};
+    for (const std::string& s : {"fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,3),parallelize(p0,cpu_thread,atomics)",
+                                 "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,2),parallelize(p0,cpu_thread,temporary)",
+                                 "pos(i,ip,B),split(ip,i0,i1,2),parallelize(i0)"})
+      expectAllThreads("A(i,l) = B(i,j,k) * C(j,l) * D(k,l)", mttkrp, DenseFormat(2), s);
+  }
+}
+
+TEST(Schedule, DenseTilingReorderAndBound) {
+  std::mt19937_64 rng(3);
+  std::vector<Operand> in = {{"B", randomCoo({13, 11}, 1.0, rng), DenseFormat(2)},
+                             {"C", randomCoo({11, 9}, 1.0, rng), DenseFormat(2)}};
+  for (const std::string& s :
+       {"split(i,i0,i1,4),split(j,j0,j1,4),reorder(i0,j0,i1,j1),parallelize(i0)",
+        "reorder(k,j),split(k,k0,k1,3),parallelize(i),unroll(j,4)",
+        "reorder(k,i,j),parallelize(j)", "reorder(k,i,j),parallelize(k,cpu_thread,temporary)",
+        "reorder(k,i,j),split(k,k0,k1,5),parallelize(k0,cpu_thread,atomics)",
+        "bound(j,jb,9,max_exact),bound(k,kb,16,upper_bound),parallelize(i)", "reorder(i,j,k),fuse(i,j,f),parallelize(f)"})
+    expectAllThreads("A(i,j) = B(i,k) * C(k,j)", in, DenseFormat(2), s);
+  // SpMM with the dense loop reordered outside the sparse one.
+  std::vector<Operand> spmm = {{"B", randomCoo({17, 12}, 0.2, rng), CSR()},
+                               {"C", randomCoo({12, 8}, 1.0, rng), DenseFormat(2)}};
+  for (const std::string& s : {"reorder(k,j),parallelize(i)", "split(i,i0,i1,5),parallelize(i0),unroll(k,8)"})
+    expectAllThreads("A(i,k) = B(i,j) * C(j,k)", spmm, DenseFormat(2), s);
+  // A scalar result reduced in parallel.
+  std::vector<Operand> dot = {{"b", randomCoo({40}, 0.5, rng), Format::parse("s")},
+                              {"c", randomCoo({40}, 1.0, rng), DenseFormat(1)}};
+  for (const std::string& s : {"split(i,i0,i1,6),parallelize(i0,cpu_thread,atomics)",
+                               "pos(i,ip,b),split(ip,p0,p1,3),parallelize(p0,cpu_thread,temporary)"})
+    expectAllThreads("a = b(i) * c(i)", dot, Format::parse(""), s);
+}
+
+// ---- property test -------------------------------------------------------------------
+
+namespace {
+
+/// Random schedules over the default loop order: splits, pos+fuse over the first two
+/// loops, reorders, unrolls and one parallel loop with a random strategy.
+class ScheduleGenerator {
+ public:
+  explicit ScheduleGenerator(uint64_t seed) : rng_(seed) {}
+
+  /// `sparseAt`: (tensor, variable) pairs where the tensor stores the variable in a
+  /// compressed level, the candidates for pos.
+  std::string next(const std::vector<IndexVar>& order,
+                   const std::vector<std::pair<std::string, std::string>>& sparseAt) {
+    std::vector<std::string> cmds;
+    std::vector<std::string> loops;
+    for (auto& v : order) loops.push_back(v.name());
+    std::string parallel, inner = loops.empty() ? "" : loops.back();
+    auto sparseFor = [&](const std::string& v) {
+      std::vector<std::string> ts;
+      for (auto& [t, var] : sparseAt)
+        if (var == v) ts.push_back(t);
+      return ts;
+    };
+    int shape = pick(0, 4);
+    if (shape == 0 && loops.size() >= 2 && !sparseFor(loops[1]).empty()) {
+      auto ts = sparseFor(loops[1]);
+      cmds.push_back("fuse(" + loops[0] + "," + loops[1] + ",f)");
+      cmds.push_back("pos(f,fp," + ts[pick(0, static_cast<int>(ts.size()) - 1)] + ")");
+      cmds.push_back(std::string(chance(0.5) ? "split" : "divide") + "(fp,p0,p1," + std::to_string(pick(1, 5)) + ")");
+      parallel = "p0";
+      if (loops.size() == 2) inner = loops[1];
+    } else if (shape == 1 && !loops.empty() && !sparseFor(loops[0]).empty()) {
+      auto ts = sparseFor(loops[0]);
+      cmds.push_back("pos(" + loops[0] + ",vp," + ts[pick(0, static_cast<int>(ts.size()) - 1)] + ")");
+      cmds.push_back("split(vp,v0,v1," + std::to_string(pick(1, 4)) + ")");
+      parallel = "v0";
+      if (loops.size() == 1) inner = "v1";
+    } else if (shape == 2 && loops.size() >= 2) {
+      std::vector<std::string> r = loops;
+      std::shuffle(r.begin(), r.end(), rng_);
+      std::string s = "reorder(";
+      for (size_t k = 0; k < r.size(); k++) s += (k ? "," : "") + r[k];
+      cmds.push_back(s + ")");
+      parallel = r[0];
+      inner = r.back();
+    } else if (!loops.empty()) {
+      int which = pick(0, static_cast<int>(loops.size()) - 1);
+      std::string v = loops[which];
+      cmds.push_back(std::string(chance(0.5) ? "split" : "divide") + "(" + v + ",s0,s1," + std::to_string(pick(1, 4)) + ")");
+      parallel = which == 0 || chance(0.3) ? "s0" : loops[0];
+      if (v == inner) inner = "s1";
+    }
+    if (!inner.empty() && chance(0.3)) cmds.push_back("unroll(" + inner + "," + std::to_string(pick(2, 4)) + ")");
+    if (!parallel.empty() && chance(0.85)) {
+      const char* races[] = {"no_races", "atomics", "temporary", "no_races"};
+      cmds.push_back("parallelize(" + parallel + ",cpu_thread," + races[pick(0, 3)] + ")");
+    }
+    std::string s;
+    for (auto& c : cmds) s += (s.empty() ? "" : ",") + c;
+    return s;
+  }
+
+  int threads() { return std::vector<int>{1, 2, 4}[pick(0, 2)]; }
+  int pick(int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng_); }
+  bool chance(double p) { return std::uniform_real_distribution<double>(0, 1)(rng_) < p; }
+  std::mt19937_64& rng() { return rng_; }
+
+ private:
+  std::mt19937_64 rng_;
+};
+
+struct KernelCase {
+  std::string expr;
+  std::vector<std::vector<int64_t>> dims;  ///< per input
+  std::vector<std::string> names;
+  std::vector<std::vector<std::string>> vars;  ///< per input, its index variables
+  int outOrder;
+};
+
+}  // namespace
+
+TEST(Schedule, PropertyRandomSchedulesExpressionsFormats) {
+  const std::vector<KernelCase> kernels = {
+      {"y(i) = B(i,j) * x(j)", {{9, 8}, {8}}, {"B", "x"}, {{"i", "j"}, {"j"}}, 1},
+      {"A(i,k) = B(i,j) * C(j,k)", {{7, 6}, {6, 5}}, {"B", "C"}, {{"i", "j"}, {"j", "k"}}, 2},
+      {"A(i,j) = B(i,j) * C(i,k) * D(j,k)", {{7, 6}, {7, 4}, {6, 4}}, {"B", "C", "D"}, {{"i", "j"}, {"i", "k"}, {"j", "k"}}, 2},
+      {"A(i,j) = B(i,j) + C(i,j) - D(i,j)", {{8, 7}, {8, 7}, {8, 7}}, {"B", "C", "D"}, {{"i", "j"}, {"i", "j"}, {"i", "j"}}, 2},
+      {"A(i,j) = B(i,k) * C(k,j)", {{6, 5}, {5, 7}}, {"B", "C"}, {{"i", "k"}, {"k", "j"}}, 2},
+      {"A(i,j) = B(i,j,k) * c(k)", {{5, 6, 4}, {4}}, {"B", "c"}, {{"i", "j", "k"}, {"k"}}, 2},
+      {"A(i,l) = B(i,j,k) * C(j,l) * D(k,l)", {{5, 4, 6}, {4, 3}, {6, 3}}, {"B", "C", "D"}, {{"i", "j", "k"}, {"j", "l"}, {"k", "l"}}, 2},
+      {"a = B(i,j) * C(i,j)", {{7, 8}, {7, 8}}, {"B", "C"}, {{"i", "j"}, {"i", "j"}}, 0},
+      {"y(i) = B(i,j) * (x(j) + z(j))", {{9, 8}, {8}, {8}}, {"B", "x", "z"}, {{"i", "j"}, {"j"}, {"j"}}, 1},
+  };
+  ScheduleGenerator gen(2024);
+  auto randomFormat = [&](int order, bool output = false) {
+    std::vector<LevelKind> levels;
+    if (output && order > 0 && gen.chance(0.75)) {
+      // Parallel sparse outputs need a dense first level (CSR-like): favour it.
+      levels.push_back(LevelKind::Dense);
+      for (int k = 1; k < order; k++) levels.push_back(gen.chance(0.6) ? LevelKind::Compressed : LevelKind::Dense);
+      return Format(levels);
+    }
+    if (order >= 2 && gen.chance(0.15)) {
+      levels.push_back(LevelKind::CompressedNU);
+      for (int k = 1; k < order; k++) levels.push_back(LevelKind::Singleton);
+      return Format(levels);
+    }
+    for (int k = 0; k < order; k++) levels.push_back(gen.chance(0.6) ? LevelKind::Compressed : LevelKind::Dense);
+    return Format(levels);
+  };
+  int ran = 0, rejected = 0;
+  const int total = 300;
+  for (int n = 0; n < total; n++) {
+    const KernelCase& k = kernels[n % kernels.size()];
+    std::vector<Operand> in;
+    double density = std::vector<double>{0.0, 0.1, 0.4, 1.0}[gen.pick(0, 3)];
+    for (size_t t = 0; t < k.dims.size(); t++) {
+      bool empty = gen.chance(0.05);
+      std::vector<int64_t> dims = k.dims[t];
+      if (empty) dims[0] = 0;
+      in.push_back({k.names[t], randomCoo(dims, density, gen.rng(), gen.chance(0.2)),
+                    randomFormat(static_cast<int>(dims.size()))});
+    }
+    Format out = k.outOrder == 0 ? Format::parse("") : randomFormat(k.outOrder, true);
+    std::vector<std::pair<std::string, std::string>> sparseAt;
+    for (size_t t = 0; t < in.size(); t++)
+      for (int l = 0; l < in[t].format.order(); l++)
+        if (in[t].format.level(l) != LevelKind::Dense) sparseAt.push_back({k.names[t], k.vars[t][l]});
+    std::string schedule;
+    int threads = gen.threads();
+    OrderFn make = [&](const std::vector<IndexVar>& order) { return schedule = gen.next(order, sparseAt); };
+    SCOPED_TRACE("case " + std::to_string(n) + ": " + k.expr + " out " + out.str());
+    try {
+      EXPECT_TRUE(matchesReferenceScheduled(k.expr, in, out, make, threads)) << schedule;
+      ran++;
+    } catch (const ScheduleError& e) {
+      EXPECT_NE(std::string(e.what()).find("schedule"), std::string::npos) << e.what();
+      if (getenv("TESSEL_SHOW_REJECTED")) std::printf("rejected: %s\n", e.what());
+      rejected++;
+    } catch (const DimensionError&) {
+      // a zeroed dimension disagreed with another operand's: not a schedule question
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot assemble"), std::string::npos) << e.what();
+    }
+  }
+  std::printf("schedule property: %d ran, %d rejected with ScheduleError\n", ran, rejected);
+  EXPECT_GE(ran, total * 2 / 5);
+}
