@@ -85,3 +85,42 @@ TEST_F(CliRun, BinaryInputsKeepTheirFormatAndOutputsRoundTrip) {
   Result info = run({"info", b});
   EXPECT_NE(info.out.find("ds:1,0"), std::string::npos) << show(info);
 }
+
+TEST_F(CliRun, SchedulesAndThreads) {
+  // Same result with any schedule and thread count; the schedule used is reported.
+  const std::vector<std::string> base = {"run", "a(i) = B(i,j) * c(j)", "-g", "B:rmat:9,8", "-g", "c:dense:512", "-o", "a:" + (dir_ / "a.tns").string()};
+  Result one = run(base);
+  ASSERT_EQ(one.code, 0) << show(one);
+  Entries expected = readEntries(dir_ / "a.tns");
+  for (std::vector<std::string> extra :
+       {std::vector<std::string>{"--threads", "2", "--time"},
+        {"-s", "split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)", "--threads", "2", "--time"},
+        {"-s", "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,256),parallelize(p0,cpu_thread,atomics)", "--threads", "4",
+         "--time", "--check"}}) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    Result r = run(args);
+    ASSERT_EQ(r.code, 0) << show(r);
+    EXPECT_NE(r.err.find("schedule: "), std::string::npos) << show(r);
+    EXPECT_NE(r.err.find("parallelize("), std::string::npos) << "a parallel schedule was used\n" << show(r);
+    EXPECT_TRUE(sameEntries(expected, readEntries(dir_ / "a.tns")));
+  }
+  Result emitted = run({"emit", "a(i) = B(i,j) * c(j)", "-f", "B:ds", "-s", "split(i,i0,i1,8),parallelize(i0)"});
+  EXPECT_EQ(emitted.code, 0) << show(emitted);
+  EXPECT_NE(emitted.out.find("#pragma omp parallel for"), std::string::npos) << emitted.out;
+  EXPECT_NE(emitted.out.find("// schedule: split(i,i0,i1,8),parallelize(i0,cpu_thread,no_races)"), std::string::npos);
+}
+
+TEST_F(CliRun, BadSchedulesExitTwo) {
+  const std::vector<std::string> base = {"run", "a(i) = B(i,j) * c(j)", "-g", "B:uniform:10,10,2", "-g", "c:dense:10"};
+  auto with = [&](std::vector<std::string> extra) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
+    return run(args);
+  };
+  expectUserError(with({"-s", "parallelize(j)"}), {"parallelize(j,cpu_thread,no_races)", "race on a"});
+  expectUserError(with({"-s", "split(x,x0,x1,2)"}), {"unknown index variable x"});
+  expectUserError(with({"-s", "split(i,i0,i1"}), {"expected name(arguments)"});
+  expectUserError(with({"--threads", "0"}), {"threads"});
+  expectUserError(with({"-s", "bound(j,jb,3)"}), {"bound()"});
+}

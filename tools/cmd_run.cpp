@@ -154,7 +154,7 @@ void compileAndRun(const Options& opt, const Assignment& a) {
   }
   if (opt.timeReps > 0) {
     std::string over = reps > 1 ? " (median of " + std::to_string(reps) + " runs)" : "";
-    std::fprintf(stderr, "schedule: %s\n", schedule.empty() ? "(none: one thread)" : schedule.str().c_str());
+    if (!schedule.empty()) std::fprintf(stderr, "schedule: %s\n", schedule.str().c_str());
     std::fprintf(stderr, "compile: %.3f ms (%s)\n", compileMs, kernel->cacheHit() ? "cache hit" : "compiled");
     std::fprintf(stderr, "assemble: %.3f ms%s\n", medianMs(assemble), over.c_str());
     std::fprintf(stderr, "compute: %.3f ms%s\n", medianMs(compute), over.c_str());

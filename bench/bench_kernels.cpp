@@ -1,0 +1,956 @@
+// Multicore kernels vs peer libraries.
+//
+// For each kernel (SpMV, SpMM, SDDMM, SpAdd3, SpGEMM, SpTTV, SpMTTKRP), each input and
+// each thread count in {1, 2}: tessel's generated kernel (Kernel::compile with
+// defaultParallelSchedule(a, t) when t > 1, run(a, t)) against Eigen, SuiteSparse:
+// GraphBLAS, PETSc and hand-written C loops (bench/peers/). Every system runs once as a
+// warm-up, its result is verified against tessel's (MISMATCH is printed loudly), then the
+// systems are timed round robin (the starting system rotates each repetition) and the
+// medians reported. The STREAM triad is measured in the same run at 1 and 2 threads.
+//
+//   bench_kernels [--quick] [--kernels spmv,spmm,...] [--threads 1,2] [-o CSV]
+//                 [--md TABLE.md] [--svg CHART.svg]
+//
+// --quick: much smaller inputs (seconds; a smoke test), CSV to bench/results/kernels_quick.csv
+// unless -o is given. Without --quick the run takes about 10 minutes on 2 cores. Run from
+// the repository root (the default output paths are relative).
+//
+// tessel's time: assemble + compute of run() for sparse outputs, compute for dense
+// outputs (the run() wall time, argument checks included, is reported beside it).
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+
+#include "peers/peers.h"
+#include "tessel/tessel.h"
+
+#ifndef TESSEL_DATA_DIR
+#define TESSEL_DATA_DIR "../shared/data"
+#endif
+
+using namespace bench;
+using Clock = std::chrono::steady_clock;
+
+const char* bench::kernelName(KernelKind k) {
+  switch (k) {
+    case KernelKind::SpMV: return "spmv";
+    case KernelKind::SpMM: return "spmm";
+    case KernelKind::SDDMM: return "sddmm";
+    case KernelKind::SpAdd3: return "spadd3";
+    case KernelKind::SpGEMM: return "spgemm";
+    case KernelKind::SpTTV: return "spttv";
+    case KernelKind::SpMTTKRP: return "spmttkrp";
+  }
+  return "?";
+}
+
+void bench::normalize(Result& r) {
+  if (!r.sparse) return;
+  std::vector<std::pair<int64_t, double>> row;
+  for (int64_t i = 0; i < r.rows; i++) {
+    int64_t b = r.pos[i], e = r.pos[i + 1];
+    if (std::is_sorted(r.crd.begin() + b, r.crd.begin() + e)) continue;
+    row.clear();
+    for (int64_t p = b; p < e; p++) row.push_back({r.crd[p], r.vals[p]});
+    std::sort(row.begin(), row.end());
+    for (int64_t p = b; p < e; p++) r.crd[p] = row[p - b].first, r.vals[p] = row[p - b].second;
+  }
+}
+
+namespace {
+
+double seconds(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+double median(std::vector<double> v) {
+  if (v.empty()) return NAN;
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+// ---------------------------------------------------------------------------------
+// Data
+
+struct Options {
+  bool quick = false;
+  std::set<std::string> kernels = {"spmv", "spmm", "sddmm", "spadd3", "spgemm", "spttv", "spmttkrp"};
+  std::vector<int> threads = {1, 2};
+  std::string csv, md, svg;  // csv default: bench/results/kernels.csv (--quick: kernels_quick.csv)
+};
+
+/// A matrix in tessel (CSR) and as plain arrays for the peers.
+struct Mat {
+  std::string name;
+  tessel::TensorBase T;
+  CsrMatrix csr;
+};
+
+/// A 3-tensor in tessel (CSF) and as plain arrays.
+struct Ten {
+  std::string name;
+  tessel::TensorBase T;
+  Csf3 csf;
+};
+
+template <typename I>
+void copyIdx(const tessel_tensor_t& raw, int level, bool posArr, std::vector<int32_t>& out) {
+  const I* a = static_cast<const I*>(posArr ? raw.pos[level] : raw.crd[level]);
+  int64_t n = posArr ? raw.pos_size[level] : raw.crd_size[level];
+  out.assign(a, a + n);
+}
+void idx(const tessel::TensorBase& T, int level, bool posArr, std::vector<int32_t>& out) {
+  tessel::IndexWidth w = posArr ? T.format().posWidth() : T.format().crdWidth();
+  if (w == tessel::IndexWidth::W32)
+    copyIdx<int32_t>(T.raw(), level, posArr, out);
+  else
+    copyIdx<int64_t>(T.raw(), level, posArr, out);
+}
+
+Mat makeMat(const std::string& name, const tessel::CooData& d) {
+  Mat m{name, tessel::TensorBase(name, tessel::Datatype::Float64, d.dims, tessel::CSR()), {}};
+  m.T.setFromCoo(d);
+  m.csr.rows = d.dims[0];
+  m.csr.cols = d.dims[1];
+  idx(m.T, 1, true, m.csr.pos);
+  idx(m.T, 1, false, m.csr.crd);
+  auto* v = static_cast<const double*>(m.T.raw().vals);
+  m.csr.vals.assign(v, v + m.T.storedCount());
+  return m;
+}
+
+Ten makeTen(const std::string& name, const tessel::CooData& d) {
+  Ten t{name, tessel::TensorBase(name, tessel::Datatype::Float64, d.dims, tessel::CSF(3)), {}};
+  t.T.setFromCoo(d);
+  for (int m = 0; m < 3; m++) t.csf.dims[m] = d.dims[m];
+  idx(t.T, 0, true, t.csf.pos0);
+  idx(t.T, 0, false, t.csf.crd0);
+  idx(t.T, 1, true, t.csf.pos1);
+  idx(t.T, 1, false, t.csf.crd1);
+  idx(t.T, 2, true, t.csf.pos2);
+  idx(t.T, 2, false, t.csf.crd2);
+  auto* v = static_cast<const double*>(t.T.raw().vals);
+  t.csf.vals.assign(v, v + t.T.storedCount());
+  return t;
+}
+
+/// A dense tensor (row-major) with deterministic values in [-1, 1), built directly
+/// (no CooData: a 500K x 64 operand would need 32M coordinate tuples).
+struct Dense {
+  tessel::TensorBase T;
+  DenseMatrix d;
+};
+Dense makeDense(const std::string& name, int64_t rows, int64_t cols, uint64_t seed, bool vector = false) {
+  std::vector<int64_t> dims = vector ? std::vector<int64_t>{rows} : std::vector<int64_t>{rows, cols};
+  Dense out{tessel::TensorBase(name, tessel::Datatype::Float64, dims, tessel::DenseFormat(int(dims.size()))), {}};
+  out.T.pack();
+  if (out.T.storedCount() != rows * cols) throw std::runtime_error("dense pack did not allocate " + name);
+  auto* v = static_cast<double*>(out.T.raw().vals);
+  uint64_t s = seed * 0x9E3779B97F4A7C15ull + 1;
+  for (int64_t e = 0; e < rows * cols; e++) {
+    uint64_t z = (s += 0x9E3779B97F4A7C15ull);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+    z ^= z >> 31;
+    v[e] = double(z >> 11) * 0x1.0p-52 - 1.0;
+  }
+  out.d.rows = rows;
+  out.d.cols = cols;
+  out.d.v.assign(v, v + rows * cols);
+  return out;
+}
+
+/// Same pattern shifted (columns by `dc`, rows by `dr`, cyclically) with scaled values: a
+/// second and third operand for SpAdd3 on real matrices.
+tessel::CooData shifted(const tessel::CooData& d, int64_t dr, int64_t dc, double scale) {
+  tessel::CooData o;
+  o.dims = d.dims;
+  o.coords.resize(d.coords.size());
+  o.values.resize(d.values.size());
+  for (int64_t e = 0; e < d.nnz(); e++) {
+    o.coords[2 * e] = (d.coords[2 * e] + dr) % d.dims[0];
+    o.coords[2 * e + 1] = (d.coords[2 * e + 1] + dc) % d.dims[1];
+    o.values[e] = d.values[e] * scale;
+  }
+  return o;
+}
+
+tessel::CooData readMatrix(const std::string& path) { return tessel::readMtx(path).data; }
+
+// ---------------------------------------------------------------------------------
+// Verification
+
+std::string compare(const Result& ref, Result got) {
+  normalize(got);
+  auto close = [](double a, double b, double floor) {
+    return std::fabs(a - b) <= 1e-9 * std::max(std::fabs(a), std::fabs(b)) + floor;
+  };
+  char buf[256];
+  if (!ref.sparse) {
+    if (got.sparse) return "result is sparse, expected dense";
+    if (got.dense.size() != ref.dense.size())
+      return "size " + std::to_string(got.dense.size()) + " != " + std::to_string(ref.dense.size());
+    double mx = 0;
+    for (double v : ref.dense) mx = std::max(mx, std::fabs(v));
+    for (size_t e = 0; e < ref.dense.size(); e++)
+      if (!close(ref.dense[e], got.dense[e], 1e-12 * mx)) {
+        std::snprintf(buf, sizeof buf, "value %zu: %.17g vs tessel %.17g", e, got.dense[e], ref.dense[e]);
+        return buf;
+      }
+    return "";
+  }
+  if (!got.sparse) return "result is dense, expected sparse";
+  if (got.rows != ref.rows) return "rows differ";
+  if (got.vals.size() != ref.vals.size())
+    return "nnz " + std::to_string(got.vals.size()) + " != tessel " + std::to_string(ref.vals.size());
+  double mx = 0;
+  for (double v : ref.vals) mx = std::max(mx, std::fabs(v));
+  for (int64_t i = 0; i <= ref.rows; i++)
+    if (got.pos[i] != ref.pos[i]) return "row " + std::to_string(i) + " pattern differs";
+  for (size_t p = 0; p < ref.vals.size(); p++) {
+    if (got.crd[p] != ref.crd[p]) return "column index at " + std::to_string(p) + " differs";
+    if (!close(ref.vals[p], got.vals[p], 1e-12 * mx)) {
+      std::snprintf(buf, sizeof buf, "value at %zu: %.17g vs tessel %.17g", p, got.vals[p], ref.vals[p]);
+      return buf;
+    }
+  }
+  return "";
+}
+
+template <typename I>
+void readIdx(const void* a, int64_t n, std::vector<int64_t>& out) {
+  const I* p = static_cast<const I*>(a);
+  out.assign(p, p + n);
+}
+
+/// tessel's output as a Result (dense: all values; CSR: level 1 arrays).
+Result tesselResult(const tessel::TensorBase& Y) {
+  Result r;
+  const auto& raw = Y.raw();
+  auto* v = static_cast<const double*>(raw.vals);
+  if (Y.format().isAllDense()) {
+    r.dense.assign(v, v + raw.vals_size);
+    return r;
+  }
+  r.sparse = true;
+  r.rows = Y.dim(0);
+  if (Y.format().posWidth() == tessel::IndexWidth::W32)
+    readIdx<int32_t>(raw.pos[1], raw.pos_size[1], r.pos);
+  else
+    readIdx<int64_t>(raw.pos[1], raw.pos_size[1], r.pos);
+  if (Y.format().crdWidth() == tessel::IndexWidth::W32)
+    readIdx<int32_t>(raw.crd[1], raw.crd_size[1], r.crd);
+  else
+    readIdx<int64_t>(raw.crd[1], raw.crd_size[1], r.crd);
+  r.vals.assign(v, v + raw.vals_size);
+  return r;
+}
+
+// ---------------------------------------------------------------------------------
+// Measurement
+
+const std::vector<std::string> kPeers = {"eigen", "graphblas", "petsc", "hand"};
+
+/// One measured (kernel, input, threads, system) cell.
+struct Cell {
+  std::string kernel, input;
+  int64_t rows = 0, cols = 0, nnz = 0;
+  int threads = 1;
+  std::string system;
+  double median = NAN, wall = NAN, min = NAN;  // seconds
+  std::string status;               // ok, MISMATCH, n/a, skipped: ..., error: ...
+  std::string note;
+  double bytes = 0;  // minimum traffic (SpMV, SpMM), 0 if not reported
+};
+
+struct Timed {
+  std::string name;
+  std::function<void()> prepare;  // untimed (thread count)
+  std::function<double()> run;    // returns the reported seconds
+  std::vector<double> times;
+};
+
+int repsFor(double oneRun, bool quick) {
+  if (quick) return 5;
+  int r = static_cast<int>(0.6 / std::max(oneRun, 1e-6));
+  return std::clamp(r, 5, 21);
+}
+
+struct Case {
+  KernelKind kind;
+  std::string input;
+  int64_t rows, cols, nnz;
+  double bytes = 0;
+  Problem problem;
+  tessel::TensorBase out;  // tessel's output; its assignment is recorded
+  bool denseOut;
+};
+
+std::string fmtTime(double s) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.3f", s * 1e3);
+  return b;
+}
+
+void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std::string, double>& reuse1) {
+  const char* kname = kernelName(c.kind);
+  const tessel::Assignment& a = c.out.assignment();
+  // Peers are prepared once per case (their setup is not timed).
+  std::vector<std::pair<std::string, std::unique_ptr<PeerRun>>> peers;
+  std::map<std::string, std::string> absent;  // system -> status
+  auto add = [&](const std::string& name, bool installed, auto make) {
+    if (!installed) {
+      absent[name] = "skipped: " + name + " not installed";
+      return;
+    }
+    try {
+      auto p = make(c.problem);
+      if (p)
+        peers.emplace_back(name, std::move(p));
+      else
+        absent[name] = "n/a";
+    } catch (const std::exception& e) {
+      absent[name] = std::string("error: ") + e.what();
+      std::fprintf(stderr, "  %s: %s\n", name.c_str(), e.what());
+    }
+  };
+  add("eigen", eigen::installed(), eigen::make);
+  add("graphblas", graphblas::installed(), graphblas::make);
+  add("petsc", petsc::installed(), petsc::make);
+  add("hand", true, hand::make);
+
+  for (int t : opt.threads) {
+    std::vector<Cell> row;
+    auto base = [&](const std::string& sys) {
+      Cell cl;
+      cl.kernel = kname;
+      cl.input = c.input;
+      cl.rows = c.rows;
+      cl.cols = c.cols;
+      cl.nnz = c.nnz;
+      cl.threads = t;
+      cl.system = sys;
+      cl.bytes = c.bytes;
+      return cl;
+    };
+    // tessel
+    std::vector<Timed> timed;
+    std::shared_ptr<tessel::Kernel> kern;
+    std::string tesselNote, tesselErr;
+    double tesselWall = 0;
+    std::vector<double> walls;
+    try {
+      tessel::Schedule s = t > 1 ? tessel::defaultParallelSchedule(a, t) : tessel::Schedule{};
+      if (t > 1) tesselNote = s.empty() ? "no parallel schedule: runs on 1 thread" : "schedule " + s.str();
+      kern = tessel::Kernel::compile(a, s);
+    } catch (const std::exception& e) {
+      tesselErr = std::string("error: ") + e.what();
+      std::fprintf(stderr, "  tessel (%d threads): %s\n", t, e.what());
+    }
+    Result ref;
+    bool haveRef = false;
+    if (kern) {
+      bool dense = c.denseOut;
+      timed.push_back({"tessel", [] {},
+                       [&, dense, t] {
+                         auto t0 = Clock::now();
+                         tessel::RunTimes rt = kern->run(a, t);
+                         walls.push_back(seconds(t0));
+                         return dense ? rt.computeSeconds : rt.assembleSeconds + rt.computeSeconds;
+                       },
+                       {}});
+      timed.back().run();  // warm-up
+      walls.clear();
+      ref = tesselResult(c.out);
+      haveRef = true;
+    }
+    std::map<std::string, std::string> status, notes;
+    for (auto& [name, p] : peers) {
+      notes[name] = p->note;
+      if (t > p->maxThreads) {
+        status[name] = "1 thread";  // reuse the 1-thread median below
+        continue;
+      }
+      PeerRun* pr = p.get();
+      p->setThreads(t);
+      double w0 = 0;
+      try {
+        auto t0 = Clock::now();
+        pr->run();  // warm-up
+        w0 = seconds(t0);
+        (void)w0;
+        Result got = pr->result();
+        std::string err;
+        if (haveRef) {
+          err = compare(ref, got);
+        } else if (name == "hand") {
+          ref = got;  // no tessel result: the others are checked against the hand loop
+          normalize(ref);
+          haveRef = true;
+        }
+        if (!err.empty()) {
+          std::fprintf(stderr, "  *** MISMATCH *** %s %s %d threads: %s vs tessel: %s\n", kname, c.input.c_str(), t,
+                       name.c_str(), err.c_str());
+          status[name] = "MISMATCH";
+        } else {
+          status[name] = "ok";
+        }
+      } catch (const std::exception& e) {
+        status[name] = std::string("error: ") + e.what();
+        std::fprintf(stderr, "  %s: %s\n", name.c_str(), e.what());
+        continue;
+      }
+      timed.push_back({name, [pr, t] { pr->setThreads(t); },
+                       [pr] {
+                         auto t0 = Clock::now();
+                         pr->run();
+                         return seconds(t0);
+                       },
+                       {}});
+    }
+    // Repetitions: a first timed round fixes the count, then round robin.
+    double slowest = 0;
+    for (auto& s : timed) {
+      s.prepare();
+      double x = s.run();
+      s.times.push_back(x);
+      slowest = std::max(slowest, x);
+    }
+    int reps = repsFor(slowest, opt.quick);
+    for (int r = 1; r < reps; r++)
+      for (size_t q = 0; q < timed.size(); q++) {
+        Timed& s = timed[(q + r) % timed.size()];
+        s.prepare();
+        s.times.push_back(s.run());
+      }
+    // Cells
+    Cell tc = base("tessel");
+    if (kern) {
+      tc.median = median(timed[0].times);
+      tc.min = *std::min_element(timed[0].times.begin(), timed[0].times.end());
+      tc.wall = median(walls);
+      tc.status = "ok";
+      tc.note = tesselNote;
+    } else {
+      tc.status = tesselErr;
+    }
+    row.push_back(tc);
+    for (const std::string& sys : kPeers) {
+      Cell cl = base(sys);
+      if (absent.count(sys)) {
+        cl.status = absent[sys];
+      } else {
+        cl.status = status[sys];
+        cl.note = notes[sys];
+        for (auto& s : timed)
+          if (s.name == sys) {
+            cl.median = cl.wall = median(s.times);
+            cl.min = *std::min_element(s.times.begin(), s.times.end());
+          }
+        std::string key = std::string(kname) + "/" + c.input + "/" + sys;
+        if (t == 1) reuse1[key] = cl.median, reuse1[key + "/min"] = cl.min;
+        if (cl.status == "1 thread") {
+          cl.median = cl.wall = reuse1.count(key) ? reuse1[key] : NAN;
+          cl.min = reuse1.count(key + "/min") ? reuse1[key + "/min"] : NAN;
+          cl.note = "single-threaded: 1-thread time";
+          cl.status = "ok";
+        }
+      }
+      row.push_back(cl);
+    }
+    std::fprintf(stderr, "%-8s %-16s t=%d", kname, c.input.c_str(), t);
+    for (auto& cl : row) {
+      if (cl.status == "ok")
+        std::fprintf(stderr, "  %s %s ms", cl.system.c_str(), fmtTime(cl.median).c_str());
+      else if (cl.status == "MISMATCH")
+        std::fprintf(stderr, "  %s MISMATCH(%s ms)", cl.system.c_str(), fmtTime(cl.median).c_str());
+      else if (cl.status == "n/a")
+        continue;
+      else
+        std::fprintf(stderr, "  %s [%s]", cl.system.c_str(), cl.status.c_str());
+    }
+    std::fprintf(stderr, "  (%d reps)\n", reps);
+    cells.insert(cells.end(), row.begin(), row.end());
+  }
+}
+
+// ---------------------------------------------------------------------------------
+// Output
+
+const Cell* find(const std::vector<Cell>& cells, const std::string& k, const std::string& in, int t,
+                 const std::string& sys) {
+  for (auto& c : cells)
+    if (c.kernel == k && c.input == in && c.threads == t && c.system == sys) return &c;
+  return nullptr;
+}
+
+bool usable(const Cell* c) { return c && (c->status == "ok" || c->status == "MISMATCH") && std::isfinite(c->median); }
+
+void writeCsv(const std::string& path, const std::vector<Cell>& cells, const std::map<int, double>& triad) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    std::perror(path.c_str());
+    return;
+  }
+  std::fprintf(f,
+               "kernel,input,rows,cols,nnz,threads,system,median_s,min_s,wall_s,tessel_over_system,GBps,of_triad,"
+               "tessel_speedup_vs_fastest_peer,speedup_2t_over_1t,status,note\n");
+  for (auto& c : cells) {
+    const Cell* tc = find(cells, c.kernel, c.input, c.threads, "tessel");
+    double ratio = usable(&c) && usable(tc) ? tc->median / c.median : NAN;
+    double gbps = c.bytes > 0 && usable(&c) ? c.bytes / c.median / 1e9 : NAN;
+    double frac = std::isfinite(gbps) && triad.count(c.threads) ? gbps * 1e9 / triad.at(c.threads) : NAN;
+    double vsBest = NAN, sp = NAN;
+    if (c.system == "tessel" && usable(&c)) {
+      double best = INFINITY;
+      for (auto& s : kPeers) {
+        const Cell* p = find(cells, c.kernel, c.input, c.threads, s);
+        if (usable(p) && p->status == "ok") best = std::min(best, p->median);
+      }
+      if (std::isfinite(best)) vsBest = best / c.median;
+      const Cell* one = find(cells, c.kernel, c.input, 1, "tessel");
+      if (usable(one)) sp = one->median / c.median;
+    }
+    std::string note = c.note;
+    std::replace(note.begin(), note.end(), ',', ';');
+    std::string status = c.status;
+    std::replace(status.begin(), status.end(), ',', ';');
+    std::fprintf(f, "%s,%s,%ld,%ld,%ld,%d,%s,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,%.4g,%s,%s\n", c.kernel.c_str(),
+                 c.input.c_str(), (long)c.rows, (long)c.cols, (long)c.nnz, c.threads, c.system.c_str(), c.median,
+                 c.min, c.wall, ratio, gbps, frac, vsBest, sp, status.c_str(), note.c_str());
+  }
+  std::fclose(f);
+}
+
+/// Markdown table: one row per (kernel, input, threads).
+void writeMd(const std::string& path, const std::vector<Cell>& cells, const std::map<int, double>& triad) {
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    std::perror(path.c_str());
+    return;
+  }
+  std::fprintf(f,
+               "| kernel | input | nnz | threads | tessel (ms) | tessel run() wall (ms) | Eigen (ms) | GraphBLAS (ms) | "
+               "PETSc (ms) | hand C (ms) | fastest peer / tessel | tessel GB/s | of triad | tessel 2t/1t |\n");
+  std::fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::vector<std::tuple<std::string, std::string, int>> keys;
+  for (auto& c : cells)
+    if (c.system == "tessel") keys.emplace_back(c.kernel, c.input, c.threads);
+  for (auto& [k, in, t] : keys) {
+    const Cell* tc = find(cells, k, in, t, "tessel");
+    auto cellStr = [&](const Cell* c) -> std::string {
+      if (!c) return "";
+      if (c->status == "n/a") return "n/a";
+      if (c->status.rfind("skipped", 0) == 0) return "skipped (not installed)";
+      if (c->status.rfind("error", 0) == 0) return "error";
+      if (!std::isfinite(c->median)) return "-";
+      std::string s = fmtTime(c->median);
+      if (c->status == "MISMATCH") s += " **MISMATCH**";
+      if (c->system != "tessel" && c->note.rfind("single-threaded", 0) == 0 && t > 1) s += " (1t)";
+      return s;
+    };
+    std::fprintf(f, "| %s | %s | %ld | %d | %s | %s |", k.c_str(), in.c_str(), (long)tc->nnz, t, cellStr(tc).c_str(),
+                 usable(tc) ? fmtTime(tc->wall).c_str() : "");
+    double best = INFINITY;
+    for (auto& s : kPeers) {
+      const Cell* p = find(cells, k, in, t, s);
+      std::fprintf(f, " %s |", cellStr(p).c_str());
+      if (usable(p) && p->status == "ok") best = std::min(best, p->median);
+    }
+    char b[64] = "";
+    if (usable(tc) && std::isfinite(best)) std::snprintf(b, sizeof b, "%.2f", best / tc->median);
+    std::fprintf(f, " %s |", b);
+    if (usable(tc) && tc->bytes > 0 && triad.count(t)) {
+      double gbps = tc->bytes / tc->median / 1e9;
+      std::fprintf(f, " %.2f | %.2f |", gbps, gbps * 1e9 / triad.at(t));
+    } else {
+      std::fprintf(f, " | |");
+    }
+    const Cell* one = find(cells, k, in, 1, "tessel");
+    if (t > 1 && usable(one) && usable(tc))
+      std::fprintf(f, " %.2f |\n", one->median / tc->median);
+    else
+      std::fprintf(f, " |\n");
+  }
+  // Summary: geometric means over the inputs of each kernel.
+  std::fprintf(f, "\nGeometric means over the inputs (ratios above 1: tessel faster, or faster on 2 threads):\n\n");
+  std::fprintf(f, "| kernel | threads | inputs | fastest peer / tessel | hand C / tessel | tessel 2t/1t |\n");
+  std::fprintf(f, "|---|---:|---:|---:|---:|---:|\n");
+  std::vector<std::pair<std::string, int>> kt;
+  for (auto& [k, in, t] : keys)
+    if (std::find(kt.begin(), kt.end(), std::pair{k, t}) == kt.end()) kt.emplace_back(k, t);
+  for (auto& [k, t] : kt) {
+    double lb = 0, lh = 0, ls = 0;
+    int nb = 0, nh = 0, ns = 0, n = 0;
+    for (auto& [k2, in, t2] : keys) {
+      if (k2 != k || t2 != t) continue;
+      n++;
+      const Cell* tc = find(cells, k, in, t, "tessel");
+      if (!usable(tc)) continue;
+      double best = INFINITY;
+      for (auto& s : kPeers) {
+        const Cell* p = find(cells, k, in, t, s);
+        if (usable(p) && p->status == "ok") best = std::min(best, p->median);
+      }
+      if (std::isfinite(best)) lb += std::log(best / tc->median), nb++;
+      const Cell* h = find(cells, k, in, t, "hand");
+      if (usable(h)) lh += std::log(h->median / tc->median), nh++;
+      const Cell* one = find(cells, k, in, 1, "tessel");
+      if (t > 1 && usable(one)) ls += std::log(one->median / tc->median), ns++;
+    }
+    auto g = [](double s, int c) {
+      char b[32] = "";
+      if (c) std::snprintf(b, sizeof b, "%.2f", std::exp(s / c));
+      return std::string(b);
+    };
+    std::fprintf(f, "| %s | %d | %d | %s | %s | %s |\n", k.c_str(), t, n, g(lb, nb).c_str(), g(lh, nh).c_str(),
+                 g(ls, ns).c_str());
+  }
+  std::fclose(f);
+}
+
+std::string xmlEscape(const std::string& s) {
+  std::string o;
+  for (char ch : s) {
+    if (ch == '&') o += "&amp;";
+    else if (ch == '<') o += "&lt;";
+    else if (ch == '>') o += "&gt;";
+    else o += ch;
+  }
+  return o;
+}
+
+/// Horizontal grouped bars: per kernel x input (at the largest thread count), each peer's
+/// time over tessel's time on a log axis (right of 1: tessel faster).
+void writeSvg(const std::string& path, const std::vector<Cell>& cells, int t) {
+  std::vector<std::pair<std::string, std::string>> groups;
+  for (auto& c : cells)
+    if (c.system == "tessel" && c.threads == t && usable(&c)) groups.emplace_back(c.kernel, c.input);
+  const char* colors[] = {"#4e79a7", "#f28e2b", "#59a14f", "#b07aa1"};
+  const int barH = 7, gap = 8, left = 230, plotW = 560, top = 50;
+  const double lo = std::log10(0.05), hi = std::log10(50.0);
+  auto X = [&](double v) {
+    double l = std::clamp(std::log10(v), lo, hi);
+    return left + (l - lo) / (hi - lo) * plotW;
+  };
+  int groupH = int(kPeers.size()) * barH + gap;
+  int height = top + int(groups.size()) * groupH + 50;
+  std::ostringstream s;
+  s << "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"" << left + plotW + 150 << "\" height=\"" << height
+    << "\" font-family=\"sans-serif\" font-size=\"11\">\n";
+  s << "<rect width=\"100%\" height=\"100%\" fill=\"white\"/>\n";
+  s << "<text x=\"" << left << "\" y=\"18\" font-size=\"13\" font-weight=\"bold\">Peer time / tessel time, " << t
+    << " thread" << (t > 1 ? "s" : "") << " (log scale; &gt; 1: tessel faster)</text>\n";
+  for (double v : {0.1, 0.2, 0.5, 1.0, 2.0, 5.0, 10.0, 20.0, 50.0}) {
+    double x = X(v);
+    s << "<line x1=\"" << x << "\" y1=\"" << top - 8 << "\" x2=\"" << x << "\" y2=\"" << height - 40
+      << "\" stroke=\"" << (v == 1.0 ? "#000" : "#ddd") << "\"/>\n";
+    s << "<text x=\"" << x << "\" y=\"" << height - 26 << "\" text-anchor=\"middle\">" << v << "</text>\n";
+  }
+  for (size_t g = 0; g < groups.size(); g++) {
+    auto& [k, in] = groups[g];
+    const Cell* tc = find(cells, k, in, t, "tessel");
+    int y0 = top + int(g) * groupH;
+    s << "<text x=\"" << left - 6 << "\" y=\"" << y0 + kPeers.size() * barH / 2 + 4 << "\" text-anchor=\"end\">"
+      << xmlEscape(k + " " + in) << "</text>\n";
+    for (size_t p = 0; p < kPeers.size(); p++) {
+      const Cell* c = find(cells, k, in, t, kPeers[p]);
+      if (!usable(c)) continue;
+      double r = c->median / tc->median;
+      double x1 = X(1.0), x2 = X(r);
+      s << "<rect x=\"" << std::min(x1, x2) << "\" y=\"" << y0 + p * barH << "\" width=\""
+        << std::max(1.0, std::fabs(x2 - x1)) << "\" height=\"" << barH - 1 << "\" fill=\"" << colors[p] << "\"><title>"
+        << kPeers[p] << ": " << r << "</title></rect>\n";
+    }
+  }
+  for (size_t p = 0; p < kPeers.size(); p++) {
+    int y = top + int(p) * 16;
+    s << "<rect x=\"" << left + plotW + 15 << "\" y=\"" << y << "\" width=\"12\" height=\"10\" fill=\"" << colors[p]
+      << "\"/><text x=\"" << left + plotW + 32 << "\" y=\"" << y + 9 << "\">" << kPeers[p] << "</text>\n";
+  }
+  s << "</svg>\n";
+  FILE* f = std::fopen(path.c_str(), "w");
+  if (!f) {
+    std::perror(path.c_str());
+    return;
+  }
+  std::fputs(s.str().c_str(), f);
+  std::fclose(f);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Idle OpenMP workers must spin, not sleep: on this kind of VM waking a sleeping worker
+  // takes a timer tick (about 8 ms), which would dominate every 2-thread region of every
+  // OpenMP-based system (tessel, hand C, Eigen, GraphBLAS). libgomp reads the variable when
+  // it loads, so set it and re-execute once.
+  if (!std::getenv("OMP_WAIT_POLICY")) {
+    setenv("OMP_WAIT_POLICY", "active", 1);
+    execv("/proc/self/exe", argv);
+    std::perror("bench_kernels: re-exec with OMP_WAIT_POLICY=active failed; continuing");
+  }
+  std::fprintf(stderr, "OMP_WAIT_POLICY=%s\n", std::getenv("OMP_WAIT_POLICY"));
+  Options opt;
+  for (int a = 1; a < argc; a++) {
+    std::string s = argv[a];
+    auto next = [&]() -> std::string {
+      if (a + 1 >= argc) {
+        std::fprintf(stderr, "bench_kernels: %s needs an argument\n", s.c_str());
+        std::exit(2);
+      }
+      return argv[++a];
+    };
+    if (s == "--quick") {
+      opt.quick = true;
+    } else if (s == "--kernels") {
+      opt.kernels.clear();
+      std::stringstream ss(next());
+      for (std::string k; std::getline(ss, k, ',');) opt.kernels.insert(k);
+    } else if (s == "--threads") {
+      opt.threads.clear();
+      std::stringstream ss(next());
+      for (std::string k; std::getline(ss, k, ',');) opt.threads.push_back(std::stoi(k));
+    } else if (s == "-o") {
+      opt.csv = next();
+    } else if (s == "--md") {
+      opt.md = next();
+    } else if (s == "--svg") {
+      opt.svg = next();
+    } else {
+      std::fprintf(stderr,
+                   "usage: bench_kernels [--quick] [--kernels spmv,spmm,sddmm,spadd3,spgemm,spttv,spmttkrp]\n"
+                   "                     [--threads 1,2] [-o CSV] [--md TABLE.md] [--svg CHART.svg]\n");
+      return 2;
+    }
+  }
+  const bool Q = opt.quick;
+  if (opt.csv.empty()) opt.csv = Q ? "bench/results/kernels_quick.csv" : "bench/results/kernels.csv";
+  auto ver = [](bool in, const std::string& v, const char* name) {
+    return in ? v : std::string("skipped: ") + name + " not installed";
+  };
+  std::string peersLine = "eigen " + ver(eigen::installed(), eigen::version(), "eigen") + ", graphblas " +
+                          ver(graphblas::installed(), graphblas::version(), "graphblas") + ", petsc " +
+                          ver(petsc::installed(), petsc::version(), "petsc");
+  std::fprintf(stderr, "peers: %s, hand C\n", peersLine.c_str());
+  std::printf("peers=%s\n", peersLine.c_str());
+
+  std::map<int, double> triad;
+  for (int t : opt.threads) {
+    triad[t] = hand::streamTriad(t);
+    std::fprintf(stderr, "triad_GBps_%dt=%.3f\n", t, triad[t] / 1e9);
+  }
+
+  auto want = [&](const char* k) { return opt.kernels.count(k) > 0; };
+  // ---- inputs
+  auto t0 = Clock::now();
+  std::vector<Mat> real;
+  std::string mdir = std::string(TESSEL_DATA_DIR) + "/matrices";
+  if (std::filesystem::is_directory(mdir)) {
+    std::vector<const char*> names = Q ? std::vector<const char*>{"wiki-Vote", "bcsstk13"}
+                                       : std::vector<const char*>{"bcsstk33", "ca-AstroPh", "luxembourg_osm",
+                                                                  "wiki-Vote", "bayer10", "fidapex6", "bcsstk13"};
+    for (const char* f : names) {
+      std::string p = mdir + "/" + f + ".mtx";
+      if (!std::filesystem::exists(p)) {
+        std::fprintf(stderr, "skipping %s: not found\n", p.c_str());
+        continue;
+      }
+      real.push_back(makeMat(f, readMatrix(p)));
+    }
+  } else {
+    std::fprintf(stderr, "skipping real matrices: %s not found\n", mdir.c_str());
+  }
+  // Generated (fixed seeds). Big ones only for the bandwidth-bound kernels.
+  const int64_t bigN = Q ? 100'000 : 2'000'000, midN = Q ? 20'000 : 300'000, gemmN = Q ? 10'000 : 100'000;
+  const int rmatBig = Q ? 14 : 20, rmatMid = Q ? 12 : 17, rmatGemm = Q ? 10 : 14;
+  auto label = [](const char* kind, int64_t n) {
+    return std::string(kind) + "-" + (n >= 1'000'000 ? std::to_string(n / 1'000'000) + "M" : std::to_string(n / 1000) + "K");
+  };
+  std::vector<Mat> bigGen, midGen, gemmGen;
+  if (want("spmv")) {
+    bigGen.push_back(makeMat(label("uniform", bigN), tessel::generateUniformMatrix(bigN, bigN, 10, 42)));
+    bigGen.push_back(makeMat(label("banded", bigN), tessel::generateBandedMatrix(bigN, 4, 41)));
+    bigGen.push_back(makeMat("rmat-" + std::to_string(rmatBig), tessel::generateRmat(rmatBig, 16, 0.57, 0.19, 0.19, 43)));
+  }
+  if (want("spmm") || want("sddmm") || want("spadd3")) {
+    midGen.push_back(makeMat(label("uniform", midN), tessel::generateUniformMatrix(midN, midN, 10, 44)));
+    midGen.push_back(makeMat("rmat-" + std::to_string(rmatMid), tessel::generateRmat(rmatMid, 16, 0.57, 0.19, 0.19, 45)));
+  }
+  if (want("spgemm")) {
+    gemmGen.push_back(makeMat(label("uniform", gemmN), tessel::generateUniformMatrix(gemmN, gemmN, 10, 46)));
+    gemmGen.push_back(makeMat("rmat-" + std::to_string(rmatGemm), tessel::generateRmat(rmatGemm, 8, 0.57, 0.19, 0.19, 47)));
+  }
+  std::vector<Ten> tens;
+  if (want("spttv") || want("spmttkrp")) {
+    std::string tdir = std::string(TESSEL_DATA_DIR) + "/tensors";
+    if (std::filesystem::is_directory(tdir)) {
+      std::vector<std::pair<uintmax_t, std::string>> files;
+      for (auto& e : std::filesystem::directory_iterator(tdir))
+        if (e.path().extension() == ".tns") files.emplace_back(e.file_size(), e.path().string());
+      std::sort(files.rbegin(), files.rend());
+      if (Q) std::reverse(files.begin(), files.end());  // quick: the smallest
+      for (size_t f = 0; f < files.size() && f < (Q ? 1u : 2u); f++) {
+        tessel::CooData d = tessel::readTns(files[f].second).data;
+        if (d.order() != 3) continue;
+        tens.push_back(makeTen(std::filesystem::path(files[f].second).stem().string(), d));
+      }
+    } else {
+      std::fprintf(stderr, "skipping real tensors: %s not found\n", tdir.c_str());
+    }
+    int64_t d = Q ? 20'000 : 200'000, nnz = Q ? 100'000 : 5'000'000;
+    tens.push_back(makeTen(Q ? "skewed-100K" : "skewed-5M", tessel::generateSkewedTensor({d, d, d}, nnz, 1.0, 48)));
+  }
+  std::fprintf(stderr, "inputs ready in %.1f s\n", seconds(t0));
+
+  std::vector<Cell> cells;
+  std::map<std::string, double> reuse1;
+  tessel::IndexVar i("i"), j("j"), k("k"), l("l");
+  auto runMat = [&](KernelKind kind, Mat& m) {
+    Case c;
+    c.kind = kind;
+    c.input = m.name;
+    c.rows = m.csr.rows;
+    c.cols = m.csr.cols;
+    c.nnz = m.csr.nnz();
+    c.problem.kind = kind;
+    c.problem.A = &m.csr;
+    const int64_t K = 64;
+    Dense X, V;
+    Mat B, C;
+    try {
+      switch (kind) {
+        case KernelKind::SpMV: {
+          X = makeDense("x", c.cols, 1, 1, true);
+          c.out = tessel::TensorBase("y", tessel::Datatype::Float64, {c.rows}, tessel::DenseFormat(1));
+          c.out(i) = m.T(i, j) * X.T(j);
+          c.denseOut = true;
+          c.problem.X = &X.d;
+          c.bytes = c.nnz * 12.0 + (c.rows + 1) * 4.0 + c.rows * 8.0 + c.cols * 8.0;
+          break;
+        }
+        case KernelKind::SpMM: {
+          X = makeDense("X", c.cols, K, 2);
+          c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {c.rows, K}, tessel::DenseFormat(2));
+          c.out(i, k) = m.T(i, j) * X.T(j, k);
+          c.denseOut = true;
+          c.problem.X = &X.d;
+          c.bytes = c.nnz * 12.0 + (c.rows + 1) * 4.0 + c.rows * K * 8.0 + c.cols * K * 8.0;
+          break;
+        }
+        case KernelKind::SDDMM: {
+          X = makeDense("U", c.rows, K, 3);
+          V = makeDense("V", c.cols, K, 4);
+          c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {c.rows, c.cols}, tessel::CSR());
+          c.out(i, j) = m.T(i, j) * X.T(i, k) * V.T(j, k);
+          c.denseOut = false;
+          c.problem.X = &X.d;
+          c.problem.Y = &V.d;
+          break;
+        }
+        case KernelKind::SpAdd3: {
+          tessel::CooData d = m.T.toCoo();
+          B = makeMat(m.name + "-B", shifted(d, 0, 1, 0.5));
+          C = makeMat(m.name + "-C", shifted(d, 1, 0, -0.25));
+          c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {c.rows, c.cols}, tessel::CSR());
+          c.out(i, j) = m.T(i, j) + B.T(i, j) + C.T(i, j);
+          c.denseOut = false;
+          c.problem.B = &B.csr;
+          c.problem.C = &C.csr;
+          c.nnz = m.csr.nnz() + B.csr.nnz() + C.csr.nnz();
+          break;
+        }
+        case KernelKind::SpGEMM: {
+          if (c.rows != c.cols) {
+            std::fprintf(stderr, "spgemm %s: not square, skipped\n", m.name.c_str());
+            return;
+          }
+          c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {c.rows, c.cols}, tessel::CSR());
+          c.out(i, j) = m.T(i, k) * m.T(k, j);
+          c.denseOut = false;
+          c.problem.B = &m.csr;
+          break;
+        }
+        default:
+          return;
+      }
+      runCase(c, opt, cells, reuse1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s %s: %s\n", kernelName(kind), m.name.c_str(), e.what());
+    }
+  };
+  auto runTen = [&](KernelKind kind, Ten& T) {
+    Case c;
+    c.kind = kind;
+    c.input = T.name;
+    c.rows = T.csf.dims[0];
+    c.cols = T.csf.dims[1];
+    c.nnz = T.csf.nnz();
+    c.problem.kind = kind;
+    c.problem.T = &T.csf;
+    Dense X, V;
+    try {
+      if (kind == KernelKind::SpTTV) {
+        X = makeDense("c", T.csf.dims[2], 1, 5, true);
+        c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {T.csf.dims[0], T.csf.dims[1]}, tessel::CSR());
+        c.out(i, j) = T.T(i, j, k) * X.T(k);
+        c.denseOut = false;
+        c.problem.X = &X.d;
+      } else {
+        const int64_t L = 16;
+        X = makeDense("U", T.csf.dims[1], L, 6);
+        V = makeDense("V", T.csf.dims[2], L, 7);
+        c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {T.csf.dims[0], L}, tessel::DenseFormat(2));
+        c.out(i, l) = T.T(i, j, k) * X.T(j, l) * V.T(k, l);
+        c.denseOut = true;
+        c.problem.X = &X.d;
+        c.problem.Y = &V.d;
+      }
+      runCase(c, opt, cells, reuse1);
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "%s %s: %s\n", kernelName(kind), T.name.c_str(), e.what());
+    }
+  };
+
+  auto forMats = [&](KernelKind kind, std::vector<Mat>& gen) {
+    if (!want(kernelName(kind))) return;
+    for (auto& m : real) runMat(kind, m);
+    for (auto& m : gen) runMat(kind, m);
+  };
+  forMats(KernelKind::SpMV, bigGen);
+  forMats(KernelKind::SpMM, midGen);
+  forMats(KernelKind::SDDMM, midGen);
+  forMats(KernelKind::SpAdd3, midGen);
+  forMats(KernelKind::SpGEMM, gemmGen);
+  for (KernelKind kind : {KernelKind::SpTTV, KernelKind::SpMTTKRP})
+    if (want(kernelName(kind)))
+      for (auto& T : tens) runTen(kind, T);
+
+  graphblas::finalize();
+  petsc::finalize();
+
+  if (!opt.csv.empty()) {
+    std::filesystem::path p(opt.csv);
+    if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+    writeCsv(opt.csv, cells, triad);
+  }
+  if (!opt.md.empty()) writeMd(opt.md, cells, triad);
+  int tmax = *std::max_element(opt.threads.begin(), opt.threads.end());
+  if (!opt.svg.empty()) writeSvg(opt.svg, cells, tmax);
+  int mismatches = 0;
+  for (auto& c : cells) mismatches += c.status == "MISMATCH";
+  if (mismatches) std::fprintf(stderr, "*** %d MISMATCH(ES): see above ***\n", mismatches);
+  std::fprintf(stderr, "wrote %s%s%s%s%s (total %.0f s)\n", opt.csv.c_str(), opt.md.empty() ? "" : ", ",
+               opt.md.c_str(), opt.svg.empty() ? "" : ", ", opt.svg.c_str(), seconds(t0));
+  for (auto& [t, bw] : triad) std::printf("triad_GBps_%dt=%.3f\n", t, bw / 1e9);
+  return 0;
+}
