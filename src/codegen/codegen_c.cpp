@@ -92,6 +92,8 @@ class Printer {
       }
       case ExprOp::Neg: return prefixed("(-", expr(e->args[0], false)) + ")";  // never "--x"
       case ExprOp::Not: return prefixed("!", expr(e->args[0], false));
+      case ExprOp::Select:
+        return "(" + expr(e->args[0], false) + " ? " + expr(e->args[1], false) + " : " + expr(e->args[2], false) + ")";
       case ExprOp::Min: return "tessel_min(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::Max: return "tessel_max(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::IDiv: return "tessel_idiv(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";

@@ -75,6 +75,11 @@ Expr unary(ExprOp op, Expr a) {
   n->args = {std::move(a)};
   return n;
 }
+Expr select(Expr cond, Expr a, Expr b) {
+  auto n = node(ExprOp::Select, a->type);
+  n->args = {std::move(cond), std::move(a), std::move(b)};
+  return n;
+}
 Expr binary(ExprOp op, Expr a, Expr b) {
   Type t;
   switch (op) {

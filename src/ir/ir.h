@@ -30,6 +30,7 @@ enum class ExprOp {
   Neg, Not,
   Add, Sub, Mul, Div, IDiv, Mod, Min, Max,
   Eq, Ne, Lt, Le, Gt, Ge, And, Or,
+  Select,  ///< args {cond, a, b}: cond ? a : b
 };
 
 struct ExprNode;
@@ -55,6 +56,8 @@ Expr cast(Type t, Expr e);
 Expr call(const std::string& fn, std::vector<Expr> args, Type t);
 Expr unary(ExprOp op, Expr a);
 Expr binary(ExprOp op, Expr a, Expr b);
+/// cond ? a : b (both evaluated; compilers make it a conditional move).
+Expr select(Expr cond, Expr a, Expr b);
 inline Expr add(Expr a, Expr b) { return binary(ExprOp::Add, std::move(a), std::move(b)); }
 inline Expr sub(Expr a, Expr b) { return binary(ExprOp::Sub, std::move(a), std::move(b)); }
 inline Expr mul(Expr a, Expr b) { return binary(ExprOp::Mul, std::move(a), std::move(b)); }

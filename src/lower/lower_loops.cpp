@@ -109,7 +109,10 @@ class LoopLowerer {
         Expr pos = env.in[a].empty() ? intImm(0) : env.in[a].back().pos;
         TESSEL_CHECK(env.in[a].size() == p_.inputs[a].levelVars.size(),
                      "access " + n.tensor->name + " not fully resolved at the leaf");
-        return cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), pos));
+        Expr v = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), pos));
+        auto pr = env.present.find(a);
+        if (pr != env.present.end()) v = select(pr->second, v, value(IndexExpr(0.0), env));
+        return v;
       }
       case ExprKind::Literal:
         return (ct == Datatype::Float32 || ct == Datatype::Float64)
@@ -222,8 +225,9 @@ class LoopLowerer {
   }
 
   Stmt advance(const IterVars& it, const Expr& v) const {
-    Expr next = it.unique ? add(it.pos, intImm(1)) : it.seg;
-    return ifThen(eq(it.crd, v), assign(it.pos, next));
+    // Branch-free for unique levels: merged coordinates are unpredictable.
+    if (it.unique) return assign(it.pos, add(it.pos, cast(i64(), eq(it.crd, v))));
+    return ifThen(eq(it.crd, v), assign(it.pos, it.seg));
   }
 
   // ---- loops ---------------------------------------------------------------------------
@@ -383,6 +387,17 @@ class LoopLowerer {
     return block(s);
   }
 
+  /// A union of unique iterators whose cases all go straight to the leaf.
+  bool mergesWithoutCases(int d, const LatticePoint& pt, const std::vector<LatticePoint>& cases,
+                          const std::map<int, IterVars>& iv) const {
+    size_t n = pt.iterators.size();
+    if (n < 2 || n > 6 || d + 1 != depthLimit_ || cases.size() != (size_t{1} << n) - 1) return false;
+    if (cases[0].iterators != pt.iterators) return false;
+    for (int a : pt.iterators)
+      if (!iv.at(a).unique) return false;
+    return true;
+  }
+
   Stmt lowerAt(int d, const IndexExpr& e, const Env& env) {
     if (d == depthLimit_) return leaf(e, env);
     const Loop& loop = nest_.loops[d];
@@ -475,7 +490,14 @@ class LoopLowerer {
       for (int a : pt.iterators)
         body.push_back(segment(iv[a], vv));
       std::vector<LatticePoint> cases = L.subLattice(pt);
-      if (pt.iterators.size() == 1 && cases.size() == 1) {
+      if (mergesWithoutCases(d, pt, cases, iv)) {
+        // Every non-empty subset of the iterators is a case and each ends in the leaf:
+        // one body reads absent operands as zero (branch-free merge, e.g. sums).
+        Env e2 = env;
+        for (int a : pt.iterators) e2.present[a] = eq(iv[a].crd, vv);
+        body.push_back(caseBody(d, cases[0], e2, iv, vv));
+        for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
+      } else if (pt.iterators.size() == 1 && cases.size() == 1) {
         // One iterator left: its coordinate is the loop's, so no case test and no
         // conditional advance.
         const IterVars& it = iv[pt.iterators[0]];

@@ -32,6 +32,9 @@ struct Env {
   std::map<int, PositionWindow> window;                      ///< per input access
   std::map<uint64_t, ir::Expr> bound;         ///< index variable id -> C variable
   std::vector<std::vector<LevelState>> in;    ///< per input access, resolved levels
+  /// Per input access: the condition under which it holds an entry at the current
+  /// point (a merged union evaluated without a case chain); absent means always.
+  std::map<int, ir::Expr> present;
   std::vector<LevelState> out;                ///< resolved output levels
   ir::Expr acc;                               ///< numeric: scalar accumulator in use
   bool inWorkspace = false;
