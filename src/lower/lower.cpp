@@ -30,6 +30,19 @@ std::string concreteNotation(const Problem& p, const OutputPlan& plan, const Loo
   return str(workspaceNotation(p, plan));
 }
 
+/// CSR output and every bounding operand CSR over the same variables: row i of the
+/// output fits at the sum of the operands' pos[i].
+bool rowsHaveOffsets(const Problem& p, const OutputPlan& plan) {
+  auto csr = [](const Format& f) {
+    return f.order() == 2 && f.level(0) == LevelKind::Dense && f.level(1) == LevelKind::Compressed;
+  };
+  if (!csr(p.args[0].format)) return false;
+  for (auto [a, level] : plan.boundBy)
+    if (level != 1 || !csr(p.args[p.inputs[a].arg].format) || p.inputs[a].levelVars != p.output.levelVars)
+      return false;
+  return true;
+}
+
 /// precompute(j): gather the output's level of j in a dense workspace.
 void forceWorkspace(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
   const IndexVar& j = *nest.precompute;
@@ -52,6 +65,7 @@ void forceWorkspace(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
   if (parentDepth > p.depthOf(j))
     throw ScheduleError(cmd + "the output's upper levels must be iterated before " + j.name());
   plan.kind = OutputKind::Workspace;
+  plan.singlePass = false;
   plan.patternSource = -1;
   plan.deferLastAppend = false;
   plan.workspaceLevel = m - 1;
@@ -88,6 +102,10 @@ LoweredKernel lower(const Assignment& a, const Schedule& schedule) {
   }
   if (k.nest.precompute) forceWorkspace(k.problem, k.plan, k.nest);
   k.parallel = planParallel(k.problem, k.plan, k.nest);  // 4. races of the parallel loop
+  if (k.parallel.loop >= 0 && k.plan.singlePass) {       // rows must find their own offsets
+    k.plan.rowOffsets = rowsHaveOffsets(k.problem, k.plan);
+    k.plan.singlePass = k.plan.rowOffsets;
+  }
   k.concrete = concreteNotation(k.problem, k.plan, k.nest);  // 5. concrete index notation
   ir::Function assemble{"tessel_assemble", "Symbolic phase: allocate the output and build its pattern.",
                         lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Symbolic)};  // 6. assemble

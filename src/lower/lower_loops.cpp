@@ -39,6 +39,8 @@ class LoopLowerer {
     int loops = static_cast<int>(nest.loops.size());
     if (phase == Phase::Numeric) {
       depthLimit_ = loops;
+    } else if (plan.singlePass) {
+      depthLimit_ = 0;  // assembly only allocates
     } else {
       std::vector<IndexVar> needed(p.order.begin(), p.order.begin() + plan.symbolicDepth);
       depthLimit_ = nest.endOfLoopsFor(needed);

@@ -33,6 +33,7 @@ OutputAssembly::OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols
     wMarkAll_ = var(sym.fresh("w_mark_all"), wMark_->type);
     wListAll_ = var(sym.fresh("w_list_all"), wList_->type);
   }
+  rowStart_ = var(sym.fresh("row_start"), i64());
 }
 
 int OutputAssembly::chainEnd(int k) const {
@@ -92,6 +93,12 @@ std::vector<Stmt> OutputAssembly::allocVals(const Expr& count) {
 
 std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
   std::vector<Stmt> s;
+  if (plan_.singlePass) {
+    if (phase == Phase::Symbolic) return assembleBounded();
+    if (plan_.rowOffsets) return {};
+    // (rows redeclare row_start; a one-level output has a single row)
+    return {decl(q_[order() - 1], intImm(0)), decl(rowStart_, intImm(0))};
+  }
   if (phase == Phase::Symbolic) {
     if (plan_.kind == OutputKind::Dense) return assembleDense();
     if (plan_.kind == OutputKind::PatternCopy) return assemblePatternCopy();
@@ -135,6 +142,7 @@ std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
 
 std::vector<Stmt> OutputAssembly::functionEpilogue(Phase phase) {
   std::vector<Stmt> s;
+  if (plan_.singlePass) return phase == Phase::Numeric ? finishBounded() : s;
   if (phase == Phase::Symbolic &&
       (plan_.kind == OutputKind::Append || plan_.kind == OutputKind::Workspace))
     s = assembleFromCounts();
@@ -164,6 +172,103 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   s.push_back(ifThen(reuse, zero, fresh));
   s.push_back(setField("vals", -1, vals->name));
   s.push_back(setField("vals_size", -1, n->name));
+  return s;
+}
+
+Expr OutputAssembly::upperSize(std::vector<Stmt>& s) {
+  Expr n = var(sym_.fresh("rows"), i64());
+  s.push_back(decl(n, intImm(1)));
+  for (int k = 0; k + 1 < order(); k++) s.push_back(mulChecked(n, n, sym_.arrays(0, k).dim));
+  return n;
+}
+
+std::vector<Stmt> OutputAssembly::assembleBounded() {
+  std::vector<Stmt> s;
+  int k = order() - 1;
+  Expr rows = upperSize(s);
+  LevelArrays la = sym_.arrays(0, k);
+  Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
+  s.push_back(decl(pos));
+  s.push_back(alloc(pos, plus1(rows), true));
+  s.push_back(setField("pos", k, pos->name));
+  s.push_back(setField("pos_size", k, rows->name + " + 1"));
+  // Each output entry of the last level comes from a stored entry of one of these.
+  Expr bound = var(sym_.fresh("bound"), i64());
+  s.push_back(decl(bound, intImm(0)));
+  for (auto [a, level] : plan_.boundBy) {
+    std::string size = sym_.tensorName(p_.inputs[a].arg) + "->crd_size[" + std::to_string(level) + "]";
+    s.push_back(assign(bound, add(bound, var(size, i64()))));
+  }
+  for (auto& st : allocCrd(k, bound, "")) s.push_back(st);
+  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
+  s.push_back(decl(vals));
+  s.push_back(alloc(vals, bound, false));
+  s.push_back(setField("vals", -1, vals->name));
+  s.push_back(setField("vals_size", -1, bound->name));
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::finishBounded() {
+  if (plan_.rowOffsets) return compactRows();
+  std::vector<Stmt> s;
+  int k = order() - 1;
+  Expr rows = upperSize(s);
+  const Expr& q = q_[k];
+  LevelArrays la = sym_.arrays(0, k);
+  if (p_.args[0].format.posWidth() == IndexWidth::W32)
+    s.push_back(ifThen(binary(ExprOp::Gt, q, intImm(INT32_MAX)), returnCode(TESSEL_ERR_OVERFLOW)));
+  Expr t = var(sym_.fresh("t"), i64());
+  s.push_back(forRange(t, intImm(0), rows, store(la.pos, plus1(t), load(la.pos, t), true)));
+  // Give back the unused part of the bound.
+  const std::string& a = sym_.tensorName(0);
+  std::string n = "(size_t)(" + q->name + " > 0 ? " + q->name + " : 1)";
+  for (const auto& [arr, field] : {std::pair{la.crd, std::string("crd[") + std::to_string(k) + "]"},
+                                   std::pair{sym_.vals(0), std::string("vals")}}) {
+    s.push_back(raw("{ void* shrunk = realloc(" + a + "->" + field + ", " + n + " * sizeof(*" + arr->name +
+                    ")); if (shrunk) " + a + "->" + field + " = shrunk; }"));
+  }
+  s.push_back(setField("crd_size", k, q->name));
+  s.push_back(setField("vals_size", -1, q->name));
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::compactRows() {
+  std::vector<Stmt> s;
+  const int k = 1;
+  Expr rows = upperSize(s);
+  LevelArrays la = sym_.arrays(0, k);
+  Expr t = var(sym_.fresh("t"), i64()), total = var(sym_.fresh("total"), i64());
+  s.push_back(decl(total, intImm(0)));
+  std::vector<Stmt> step = {assign(total, add(total, cast(i64(), load(la.pos, plus1(t)))))};
+  if (p_.args[0].format.posWidth() == IndexWidth::W32)
+    step.push_back(ifThen(binary(ExprOp::Gt, total, intImm(INT32_MAX)), returnCode(TESSEL_ERR_OVERFLOW)));
+  step.push_back(store(la.pos, plus1(t), cast(scalar(la.pos->type.elem), total)));
+  s.push_back(forRange(t, intImm(0), rows, block(step)));
+  Expr crd = var(sym_.fresh("crd_exact"), ptr(la.crd->type.elem)), vals = var(sym_.fresh("vals_exact"), ptr(sym_.outputType()));
+  s.push_back(decl(crd));
+  s.push_back(alloc(crd, total, false));
+  s.push_back(decl(vals));
+  s.push_back(alloc(vals, total, false));
+  // Row i was appended at the sum of the bounding operands' pos[i].
+  Expr r = var(sym_.fresh("r"), i64()), from = var(sym_.fresh("from"), i64()), n = var(sym_.fresh("n"), i64());
+  Expr offset = intImm(0);
+  for (auto [in, lvl] : plan_.boundBy)
+    offset = add(offset, cast(i64(), load(sym_.arrays(p_.inputs[in].arg, lvl).pos, r)));
+  Expr to = cast(i64(), load(la.pos, r));
+  auto copy = [&](const Expr& dst, const Expr& src) {
+    return raw("memcpy(" + dst->name + " + (int64_t)" + la.pos->name + "[" + r->name + "], " + src->name + " + " +
+               from->name + ", (size_t)" + n->name + " * sizeof(*" + dst->name + "));");
+  };
+  s.push_back(forRange(r, intImm(0), rows,
+                       block({decl(from, offset), decl(n, sub(cast(i64(), load(la.pos, plus1(r))), to)),
+                              copy(crd, la.crd), copy(vals, sym_.vals(0))}),
+                       "omp parallel for schedule(static)"));
+  s.push_back(freeArray(la.crd));
+  s.push_back(freeArray(sym_.vals(0)));
+  s.push_back(setField("crd", k, crd->name));
+  s.push_back(setField("crd_size", k, total->name));
+  s.push_back(setField("vals", -1, vals->name));
+  s.push_back(setField("vals_size", -1, total->name));
   return s;
 }
 
@@ -278,9 +383,17 @@ void OutputAssembly::resolve(Env& env, Phase phase, std::vector<Stmt>& s) {
     }
     // Entries below this position are appended from the start of its segment.
     int next = static_cast<int>(env.out.size());
-    if (phase == Phase::Numeric && next < order() && !level(next).locatable() &&
-        level(next).ownsPositions() &&
-        !(plan_.kind == OutputKind::Workspace && next == plan_.workspaceLevel)) {
+    if (phase == Phase::Numeric && plan_.singlePass && next == order() - 1) {
+      if (plan_.rowOffsets) {
+        Expr offset = intImm(0);
+        for (auto [in, lvl] : plan_.boundBy)
+          offset = add(offset, cast(i64(), load(sym_.arrays(p_.inputs[in].arg, lvl).pos, env.out.back().pos)));
+        s.push_back(decl(q_[next], offset));
+      }
+      s.push_back(decl(rowStart_, q_[next]));
+    } else if (phase == Phase::Numeric && !plan_.singlePass && next < order() && !level(next).locatable() &&
+               level(next).ownsPositions() &&
+               !(plan_.kind == OutputKind::Workspace && next == plan_.workspaceLevel)) {
       s.push_back(decl(q_[next], cast(i64(), load(sym_.arrays(0, next).pos, env.out.back().pos))));
     }
   }
@@ -309,6 +422,9 @@ void OutputAssembly::append(Env& env, Phase phase, int k, std::vector<Stmt>& s) 
       const Expr& crd = sym_.arrays(0, l).crd;
       s.push_back(store(crd, pos, cast(scalar(crd->type.elem), env.bound.at(lv[l].id()))));
     }
+    if (plan_.singlePass)  // the row's count so far (a plain store: no read-modify-write chain)
+      s.push_back(store(sym_.arrays(0, k).pos, plus1(parent), cast(scalar(sym_.arrays(0, k).pos->type.elem),
+                                                                      sub(q_[k], rowStart_))));
   }
   for (int l = k; l <= e; l++) env.out.push_back({pos, pos, plus1(pos)});
 }

@@ -47,6 +47,14 @@ class OutputAssembly {
   std::vector<ir::Stmt> assembleDense();
   std::vector<ir::Stmt> assemblePatternCopy();
   std::vector<ir::Stmt> assembleFromCounts();
+  /// One-pass plan: allocate pos (zeroed) and crd/vals of the bound.
+  std::vector<ir::Stmt> assembleBounded();
+  /// One-pass plan, after the numeric loops: row counts -> pos; shrink crd/vals.
+  std::vector<ir::Stmt> finishBounded();
+  /// One-pass plan in parallel: row counts -> pos; rows moved from their bound offsets.
+  std::vector<ir::Stmt> compactRows();
+  /// Entries before the last level (product of the dense upper levels' dims).
+  ir::Expr upperSize(std::vector<ir::Stmt>& s);
   ir::Stmt setField(const std::string& fieldName, int k, const std::string& value) const;
   /// into = a * b, returning TESSEL_ERR_OVERFLOW from the generated function on overflow.
   ir::Stmt mulChecked(const ir::Expr& into, const ir::Expr& a, const ir::Expr& b) const;
@@ -61,6 +69,7 @@ class OutputAssembly {
   const ParallelPlan& pp_;
   std::vector<ir::Expr> cnt_, cap_, n_, q_;  // per output level (symbolic counts, numeric counters)
   ir::Expr wVals_, wMark_, wList_, wN_;
+  ir::Expr rowStart_;  ///< one-pass plan: where the current row's entries start
   /// Workspace arrays for all threads (one row each when private); wVals_.. point into them.
   ir::Expr wValsAll_, wMarkAll_, wListAll_;
 };

@@ -36,13 +36,54 @@ int findPatternSource(const Problem& p) {
   return -1;
 }
 
+/// Every entry of e at the output's last variable j comes from a stored entry of an
+/// operand in `by` (a sum needs both sides bounded, a product one factor).
+bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vector<std::pair<int, int>>& by) {
+  const ExprNode& n = e.node();
+  switch (n.kind) {
+    case ExprKind::Access: {
+      int a = p.accessIndex(&n);
+      const auto& lv = p.inputs[a].levelVars;
+      const Format& f = p.args[p.inputs[a].arg].format;
+      for (size_t k = 0; k < lv.size(); k++) {
+        if (!(lv[k] == j)) continue;
+        if (f.level(static_cast<int>(k)) == LevelKind::Dense) return false;
+        // The position at j must determine the output row: the operand is indexed by
+        // every upper output variable above j (else one entry serves many rows).
+        for (size_t u = 0; u + 1 < p.output.levelVars.size(); u++)
+          if (std::find(lv.begin(), lv.begin() + static_cast<long>(k), p.output.levelVars[u]) ==
+              lv.begin() + static_cast<long>(k))
+            return false;
+        by.push_back({a, static_cast<int>(k)});
+        return true;
+      }
+      return false;
+    }
+    case ExprKind::Literal: return false;
+    case ExprKind::Neg: return boundedBy(p, n.a, j, by);
+    case ExprKind::Div: return boundedBy(p, n.a, j, by);
+    case ExprKind::Add:
+    case ExprKind::Sub: return boundedBy(p, n.a, j, by) && boundedBy(p, n.b, j, by);
+    case ExprKind::Mul: {
+      std::vector<std::pair<int, int>> left, right;
+      bool l = boundedBy(p, n.a, j, left), r = boundedBy(p, n.b, j, right);
+      if (l) by.insert(by.end(), left.begin(), left.end());
+      else if (r) by.insert(by.end(), right.begin(), right.end());
+      return l || r;
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 std::string OutputPlan::describe() const {
   switch (kind) {
     case OutputKind::Dense: return "dense output";
     case OutputKind::PatternCopy: return "output pattern copied from an input; values computed";
-    case OutputKind::Append: return "two-phase assembly: symbolic count, prefix sum, numeric fill";
+    case OutputKind::Append:
+      return singlePass ? "one-pass assembly: bounded allocation, numeric fill with row counts, prefix sum, shrink"
+                        : "two-phase assembly: symbolic count, prefix sum, numeric fill";
     case OutputKind::Workspace:
       return "two-phase assembly through a dense workspace row (reduction before the output's last variable)";
   }
@@ -101,6 +142,14 @@ OutputPlan planOutput(const Problem& p) {
       lastOutDepth + 1 < static_cast<int>(p.order.size())) {
     plan.deferLastAppend = true;
     plan.symbolicDepth = static_cast<int>(p.order.size());
+  }
+  bool upperDense = true;
+  for (int k = 0; k + 1 < m; k++) upperDense &= of.level(k) == LevelKind::Dense;
+  std::vector<std::pair<int, int>> by;
+  if (upperDense && of.level(m - 1) == LevelKind::Compressed && of.levelIsUnique(m - 1) && !plan.scatter &&
+      !plan.deferLastAppend && boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {
+    plan.singlePass = true;
+    plan.boundBy = by;
   }
   return plan;
 }

@@ -11,6 +11,8 @@
 #pragma once
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "lower/problem.h"
 
@@ -28,6 +30,16 @@ struct OutputPlan {
   /// Append: reductions follow the last (sparse) output level, so an entry is appended
   /// only if the reduction meets at least one non-zero case (no explicit zeros).
   bool deferLastAppend = false;
+  /// Append in one pass (no symbolic loops): the output's upper levels are dense and its
+  /// last level gets at most as many entries as these operands store at that variable
+  /// ((input access, level) pairs), so assembly allocates that bound and the numeric pass
+  /// appends, counts rows and shrinks. Sequential kernels only (a global counter).
+  bool singlePass = false;
+  std::vector<std::pair<int, int>> boundBy;
+  /// One pass in parallel over rows (CSR output and CSR bounding operands): row i
+  /// appends at the sum of the operands' pos[i] in a bound-sized buffer; the rows are
+  /// then compacted into arrays of the exact size.
+  bool rowOffsets = false;
   std::string describe() const;
 };
 
