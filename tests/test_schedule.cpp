@@ -130,6 +130,17 @@ TEST(Schedule, SparseOutputsInParallel) {
   }
 }
 
+TEST(Schedule, SpGEMMLongRowsSortedOrScanned) {
+  // Output rows of ~800 entries in 20000 columns are sorted; in 2000 columns the
+  // workspace's marks are scanned instead. Both must give sorted rows.
+  std::mt19937_64 rng(9);
+  for (int64_t cols : {20000, 2000}) {
+    std::vector<Operand> in = {{"B", randomCoo({3, 40}, 0.5, rng), CSR()},
+                               {"C", randomCoo({40, cols}, 40.0 / static_cast<double>(cols), rng), CSR()}};
+    expectAllThreads("A(i,j) = B(i,k) * C(k,j)", in, CSR(), "parallelize(i)");
+  }
+}
+
 TEST(Schedule, DenseTilingReorderAndBound) {
   std::mt19937_64 rng(3);
   std::vector<Operand> in = {{"B", randomCoo({13, 11}, 1.0, rng), DenseFormat(2)},

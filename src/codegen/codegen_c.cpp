@@ -47,9 +47,26 @@ static inline int64_t tessel_max(int64_t a, int64_t b) { return a > b ? a : b; }
 static inline int64_t tessel_idiv(int64_t a, int64_t b) {
   return b == 0 ? 0 : (b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b);
 }
-static int tessel_cmp_i64(const void* a, const void* b) {
-  int64_t x = *(const int64_t*)a, y = *(const int64_t*)b;
-  return (x > y) - (x < y);
+/* Sort a workspace's coordinate list: quicksort (median of three) down to short runs,
+   then insertion sort; no comparator calls, unlike qsort. */
+static void tessel_sort_i64(int64_t* a, int64_t n) {
+  while (n > 24) {
+    int64_t x = a[0], y = a[n / 2], z = a[n - 1];
+    int64_t p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
+    int64_t i = 0, j = n - 1;
+    while (i <= j) {
+      while (a[i] < p) i++;
+      while (a[j] > p) j--;
+      if (i <= j) { int64_t t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+    }
+    if (j + 1 < n - i) { tessel_sort_i64(a, j + 1); a += i; n -= i; }
+    else { tessel_sort_i64(a + i, n - i); n = j + 1; }
+  }
+  for (int64_t i = 1; i < n; i++) {
+    int64_t v = a[i], k = i - 1;
+    while (k >= 0 && a[k] > v) { a[k + 1] = a[k]; k--; }
+    a[k + 1] = v;
+  }
 }
 /* Grow a zero-filled int64 array (symbolic phase counts) to hold `need` elements. */
 static int tessel_grow_i64(void* arrp, int64_t* cap, int64_t need) {

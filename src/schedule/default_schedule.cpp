@@ -50,8 +50,10 @@ Schedule defaultParallelSchedule(const Assignment& a, int threads) {
   int64_t blocks = static_cast<int64_t>(threads) * 16;
   IndexVar o0(outer.name() + "_block"), o1(outer.name() + "_in");
 
-  // Skewed rows feeding a dense output: split the operand's non-zeros evenly.
-  if (p.order.size() >= 2 && plain.plan.kind == lower::OutputKind::Dense) {
+  // Skewed rows feeding a dense vector: split the operand's non-zeros evenly. Rows
+  // cut between blocks are added atomically, once per row and block; a wider output
+  // (SpMM) would pay that per column, so it keeps row blocks.
+  if (p.order.size() >= 2 && plain.plan.kind == lower::OutputKind::Dense && p.output.levelVars.size() == 1) {
     for (const auto& in : p.inputs) {
       const auto& lv = in.levelVars;
       if (lv.size() < 2 || !(lv[0] == outer) || !(lv[1] == p.order[1])) continue;
