@@ -142,9 +142,12 @@ class Printer {
       case StmtOp::For: {
         std::string v = s->args[0]->name;
         if (!s->text.empty()) out_ << pad << "#pragma " << s->text << "\n";
+        bool parallel = s->text.rfind("omp parallel", 0) == 0;
+        parallelDepth_ += parallel;
         out_ << pad << "for (" << cType(s->args[0]->type) << " " << v << " = " << expr(s->args[1])
              << "; " << v << " < " << expr(s->args[2]) << "; " << v << "++) {\n";
         stmt(s->body[0], ind + 1);
+        parallelDepth_ -= parallel;
         out_ << pad << "}\n";
         return;
       }
@@ -174,6 +177,8 @@ class Printer {
         out_ << pad << "// " << s->text << "\n";
         return;
       case StmtOp::Return:
+        // OpenMP forbids leaving a parallel region; lowering never places one there.
+        if (parallelDepth_ > 0) throw InternalError("return inside a parallel loop");
         out_ << pad << "return " << s->ival << ";\n";
         return;
       case StmtOp::Alloc: {
@@ -237,6 +242,7 @@ class Printer {
     return s;
   }
   std::ostringstream out_;
+  int parallelDepth_ = 0;  ///< enclosing OpenMP parallel loops
 };
 
 }  // namespace
