@@ -149,11 +149,17 @@ TEST(Lowering, ExponentialExpressionsAreRefusedQuickly) {
     sum += " + " + name + "(i)";
     tensors[name] = T(name, {4}, "s");
   }
+  tensors["A"] = TensorBase("A", Datatype::Float64, {4}, DenseFormat(1));
   Assignment wide = parseAssignment(sum, tensors);
   EXPECT_THROW(Kernel::emitC(wide), NotationError);
   // Six sparse operands are still fine.
   Assignment ten = parseAssignment(sum.substr(0, sum.rfind(" + ")), tensors);
   EXPECT_NO_THROW(Kernel::emitC(ten));
+  // A sparse output gathers the seven terms in a workspace, one loop per term.
+  tensors["A"] = TensorBase("A", Datatype::Float64, {4}, Format::parse("s"));
+  Assignment gathered = parseAssignment(sum, tensors);
+  std::string code = Kernel::emitC(gathered);
+  EXPECT_NE(code.find("one loop per term"), std::string::npos) << code;
 
   // Many reductions over a long sum (found by fuzzing): refused in well under a second.
   std::map<std::string, TensorBase> t2;

@@ -130,6 +130,25 @@ TEST(Schedule, SparseOutputsInParallel) {
   }
 }
 
+TEST(Schedule, ManySparseTermsUseAWorkspace) {
+  // Eight CSR terms (a merge would need 255 cases): gathered in a workspace row, one
+  // loop per term, sequentially and in parallel, with precompute for a short sum too.
+  std::mt19937_64 rng(17);
+  for (double density : {0.0, 0.1, 0.5}) {
+    std::vector<Operand> in;
+    std::string rhs;
+    for (int t = 0; t < 8; t++) {
+      std::string name = "B" + std::to_string(t);
+      in.push_back({name, randomCoo({11, 13}, density, rng), CSR()});
+      rhs += std::string(t == 0 ? "" : t % 3 == 0 ? " - " : " + ") + (t == 5 ? "2 * " : "") + name + "(i,j)";
+    }
+    for (const std::string& s : {"", "parallelize(i)", "split(i,i0,i1,3),parallelize(i0)"})
+      expectAllThreads("A(i,j) = " + rhs, in, CSR(), s);
+    std::vector<Operand> two(in.begin(), in.begin() + 2);
+    expectAllThreads("A(i,j) = B0(i,j) - B1(i,j)", two, CSR(), "precompute(j),parallelize(i)");
+  }
+}
+
 TEST(Schedule, SpGEMMLongRowsSortedOrScanned) {
   // Output rows of ~800 entries in 20000 columns are sorted; in 2000 columns the
   // workspace's marks are scanned instead. Both must give sorted rows.

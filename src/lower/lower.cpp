@@ -15,9 +15,14 @@ ConcreteStmt workspaceNotation(const Problem& p, const OutputPlan& plan) {
   const auto& order = p.order;
   const IndexVar& j = p.output.levelVars[plan.workspaceLevel];
   std::string w = "w(" + j.name() + ")";
-  ConcreteStmt producer = concreteAssign(w + " += " + p.assignment.rhs.str());
-  for (int d = static_cast<int>(order.size()) - 1; d >= plan.workspaceDepth; d--)
-    producer = forall(order[d], producer);
+  auto loops = [&](const IndexExpr& e) {
+    ConcreteStmt st = concreteAssign(w + " += " + e.str());
+    for (int d = static_cast<int>(order.size()) - 1; d >= plan.workspaceDepth; d--) st = forall(order[d], st);
+    return st;
+  };
+  ConcreteStmt producer = nullptr;
+  for (const IndexExpr& t : plan.termLoops ? sumTerms(p.assignment.rhs) : std::vector<IndexExpr>{p.assignment.rhs})
+    producer = producer ? sequence(producer, loops(t)) : loops(t);
   std::string lhs = p.assignment.lhs.str();
   ConcreteStmt s = where(forall(j, concreteAssign(lhs + " = " + w)), producer);
   for (int d = plan.workspaceDepth - 1; d >= 0; d--) s = forall(order[d], s);
@@ -65,6 +70,7 @@ void forceWorkspace(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
   if (parentDepth > p.depthOf(j))
     throw ScheduleError(cmd + "the output's upper levels must be iterated before " + j.name());
   plan.kind = OutputKind::Workspace;
+  plan.termLoops = sumTerms(p.assignment.rhs).size() > 1 && !plan.scatter;
   plan.singlePass = false;
   plan.patternSource = -1;
   plan.deferLastAppend = false;

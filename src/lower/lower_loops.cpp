@@ -151,8 +151,11 @@ class LoopLowerer {
   Stmt descend(int d, const IndexExpr& e, Env env) {
     if (plan_.kind == OutputKind::Workspace && !env.inWorkspace && d == workspaceAt_) {
       env.inWorkspace = true;
-      Stmt inner = descend(d, e, env);
-      return out_.workspaceRegion(env, phase_, inner);
+      if (!plan_.termLoops) return out_.workspaceRegion(env, phase_, descend(d, e, env));
+      // One loop nest per term, each scattering into the same workspace row.
+      std::vector<Stmt> terms;
+      for (const IndexExpr& t : sumTerms(e)) terms.push_back(descend(d, t, env));
+      return out_.workspaceRegion(env, phase_, block(terms));
     }
     if (env.pendingLevel >= 0 && !env.hit) return deferredAppend(d, e, env);
     // A scalar accumulator must not be shared by the iterations of a parallel loop.

@@ -36,6 +36,38 @@ int findPatternSource(const Problem& p) {
   return -1;
 }
 
+}  // namespace
+
+std::vector<IndexExpr> sumTerms(const IndexExpr& e) {
+  const ExprNode& n = e.node();
+  if (n.kind == ExprKind::Add || n.kind == ExprKind::Sub) {
+    std::vector<IndexExpr> t = sumTerms(n.a);
+    for (IndexExpr& r : sumTerms(n.b)) t.push_back(n.kind == ExprKind::Sub ? -r : r);
+    return t;
+  }
+  if (n.kind == ExprKind::Neg && (n.a.node().kind == ExprKind::Add || n.a.node().kind == ExprKind::Sub)) {
+    std::vector<IndexExpr> t;
+    for (IndexExpr& r : sumTerms(n.a)) t.push_back(-r);
+    return t;
+  }
+  return {e};
+}
+
+namespace {
+
+/// Sparse operands stored at variable j.
+int sparseOperandsAt(const Problem& p, const IndexExpr& e, const IndexVar& j) {
+  int count = 0;
+  for (size_t a = 0; a < p.inputs.size(); a++) {
+    const auto& lv = p.inputs[a].levelVars;
+    const Format& f = p.args[p.inputs[a].arg].format;
+    for (size_t k = 0; k < lv.size(); k++)
+      if (lv[k] == j && f.level(static_cast<int>(k)) != LevelKind::Dense) count++;
+  }
+  (void)e;
+  return count;
+}
+
 /// Every entry of e at the output's last variable j comes from a stored entry of an
 /// operand in `by` (a sum needs both sides bounded, a product one factor).
 bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vector<std::pair<int, int>>& by) {
@@ -85,7 +117,8 @@ std::string OutputPlan::describe() const {
       return singlePass ? "one-pass assembly: bounded allocation, numeric fill with row counts, prefix sum, shrink"
                         : "two-phase assembly: symbolic count, prefix sum, numeric fill";
     case OutputKind::Workspace:
-      return "two-phase assembly through a dense workspace row (reduction before the output's last variable)";
+      return termLoops ? "two-phase assembly through a dense workspace row, one loop per term of the sum"
+                       : "two-phase assembly through a dense workspace row (reduction before the output's last variable)";
   }
   return "";
 }
@@ -145,6 +178,19 @@ OutputPlan planOutput(const Problem& p) {
   }
   bool upperDense = true;
   for (int k = 0; k + 1 < m; k++) upperDense &= of.level(k) == LevelKind::Dense;
+  const IndexVar& j = ovars[m - 1];
+  if (upperDense && of.level(m - 1) == LevelKind::Compressed && !plan.scatter && !plan.deferLastAppend &&
+      lastOutDepth == p.depthOf(j) && sumTerms(p.assignment.rhs).size() > 1 &&
+      sparseOperandsAt(p, p.assignment.rhs, j) > kAutoWorkspaceTerms) {
+    int parentDepth = -1;
+    for (int k = 0; k + 1 < m; k++) parentDepth = std::max(parentDepth, p.depthOf(ovars[k]));
+    plan.kind = OutputKind::Workspace;
+    plan.termLoops = true;
+    plan.workspaceLevel = m - 1;
+    plan.workspaceDepth = parentDepth + 1;
+    plan.symbolicDepth = static_cast<int>(p.order.size());
+    return plan;
+  }
   std::vector<std::pair<int, int>> by;
   if (upperDense && of.level(m - 1) == LevelKind::Compressed && of.levelIsUnique(m - 1) && !plan.scatter &&
       !plan.deferLastAppend && boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {

@@ -40,8 +40,19 @@ struct OutputPlan {
   /// appends at the sum of the operands' pos[i] in a bound-sized buffer; the rows are
   /// then compacted into arrays of the exact size.
   bool rowOffsets = false;
+  /// Workspace filled by one loop per term of a sum (COMET's workspace for
+  /// co-iteration): linear in the number of sparse terms, where merging them would
+  /// need 2^n - 1 cases. Chosen when a sum co-iterates more than kAutoWorkspaceTerms
+  /// sparse operands at the output's last variable, or by precompute.
+  bool termLoops = false;
   std::string describe() const;
 };
+
+/// Sparse terms of a sum above which a sparse output is gathered in a workspace.
+constexpr int kAutoWorkspaceTerms = 4;
+
+/// The terms of a top-level sum (a - b gives -b); one term if e is not a sum.
+std::vector<IndexExpr> sumTerms(const IndexExpr& e);
 
 /// True if `target` is a factor of e's product tree (so support(e) ⊆ support(target)).
 bool isFactor(const IndexExpr& e, const ExprNode* target);
