@@ -13,7 +13,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${TESSEL_BUILD_DIR:-build}
 if [[ $build == build ]]; then
-  bash scripts/setup.sh >/dev/null
+  bash scripts/setup.sh --bench >/dev/null
 fi
 cmake --build "$build" --target bench_spmv_spmm bench_io bench_kernels >/dev/null
 mkdir -p bench/results

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # Install the Debian packages tessel needs (only the missing ones), then configure and
-# build into build/. Safe to run any number of times.
+# build into build/. Safe to run any number of times. With --bench, also the peer
+# libraries the benchmarks compare against (Eigen, SuiteSparse:GraphBLAS, PETSc).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(cmake ninja-build gcc g++ libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
           clang lld libclang-rt-14-dev)  # clang, lld, the runtime: fuzz targets (fuzz/)
+if [[ ${1:-} == --bench ]]; then
+  packages+=(libeigen3-dev libgraphblas-dev petsc-dev)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -201,6 +201,7 @@ class LoopLowerer {
     resolveInputs(e2, q.expr, s);
     out_.resolve(e2, phase_, s);
     s.push_back(descend(d + 1, q.expr, e2));
+    out_.closeRow(env, e2, phase_, s);
     return block(s);
   }
 

@@ -217,6 +217,7 @@ std::vector<Stmt> OutputAssembly::finishBounded() {
   LevelArrays la = sym_.arrays(0, k);
   if (p_.args[0].format.posWidth() == IndexWidth::W32)
     s.push_back(ifThen(binary(ExprOp::Gt, q, intImm(INT32_MAX)), returnCode(TESSEL_ERR_OVERFLOW)));
+  if (k == 0) s.push_back(store(la.pos, intImm(1), cast(scalar(la.pos->type.elem), q)));
   Expr t = var(sym_.fresh("t"), i64());
   s.push_back(forRange(t, intImm(0), rows, store(la.pos, plus1(t), load(la.pos, t), true)));
   // Give back the unused part of the bound.
@@ -422,9 +423,7 @@ void OutputAssembly::append(Env& env, Phase phase, int k, std::vector<Stmt>& s) 
       const Expr& crd = sym_.arrays(0, l).crd;
       s.push_back(store(crd, pos, cast(scalar(crd->type.elem), env.bound.at(lv[l].id()))));
     }
-    if (plan_.singlePass)  // the row's count so far (a plain store: no read-modify-write chain)
-      s.push_back(store(sym_.arrays(0, k).pos, plus1(parent), cast(scalar(sym_.arrays(0, k).pos->type.elem),
-                                                                      sub(q_[k], rowStart_))));
+
   }
   for (int l = k; l <= e; l++) env.out.push_back({pos, pos, plus1(pos)});
 }
@@ -433,6 +432,14 @@ void OutputAssembly::appendPending(Env& env, Phase phase, std::vector<Stmt>& s) 
   int k = env.pendingLevel;
   env.pendingLevel = -1;
   append(env, phase, k, s);
+}
+
+void OutputAssembly::closeRow(const Env& before, const Env& after, Phase phase, std::vector<Stmt>& s) const {
+  int last = order() - 1;
+  if (!plan_.singlePass || phase != Phase::Numeric || last < 1) return;
+  if (static_cast<int>(before.out.size()) >= last || static_cast<int>(after.out.size()) < last) return;
+  const Expr& pos = sym_.arrays(0, last).pos;
+  s.push_back(store(pos, plus1(after.out[last - 1].pos), cast(scalar(pos->type.elem), sub(q_[last], rowStart_))));
 }
 
 bool OutputAssembly::resolved(const Env& env) const {

@@ -26,6 +26,9 @@ class OutputAssembly {
   void resolve(Env& env, Phase phase, std::vector<ir::Stmt>& s);
   /// Append the deferred last output levels (env.pendingLevel) at the end of a reduction.
   void appendPending(Env& env, Phase phase, std::vector<ir::Stmt>& s);
+  /// One-pass plan: after the loops of a row that `after` opened (and `before` had
+  /// not), store the row's entry count.
+  void closeRow(const Env& before, const Env& after, Phase phase, std::vector<ir::Stmt>& s) const;
   /// All output levels have positions.
   bool resolved(const Env& env) const;
   /// Store (or accumulate, when a reduction encloses the output) a value.
