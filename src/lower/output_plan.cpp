@@ -192,8 +192,10 @@ OutputPlan planOutput(const Problem& p) {
     return plan;
   }
   std::vector<std::pair<int, int>> by;
+  // (A deferred append -- reductions after the last output level -- fits too: an entry
+  // is appended only if its reduction meets a stored value.)
   if (upperDense && of.level(m - 1) == LevelKind::Compressed && of.levelIsUnique(m - 1) && !plan.scatter &&
-      !plan.deferLastAppend && boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {
+      boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {
     plan.singlePass = true;
     plan.boundBy = by;
   }
