@@ -83,9 +83,9 @@ std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, const s
   return s;
 }
 
-std::vector<Stmt> OutputAssembly::allocVals(const Expr& count) {
+std::vector<Stmt> OutputAssembly::allocVals(const Expr& count, bool zero) {
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-  return {decl(vals), alloc(vals, count, true), setField("vals", -1, vals->name),
+  return {decl(vals), alloc(vals, count, zero), setField("vals", -1, vals->name),
           setField("vals_size", -1, count->name)};
 }
 
@@ -302,7 +302,7 @@ std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
       for (auto& st : allocCrd(k, next, srcName)) s.push_back(st);
     prev = next;
   }
-  for (auto& st : allocVals(prev)) s.push_back(st);
+  for (auto& st : allocVals(prev, true)) s.push_back(st);
   return s;
 }
 
@@ -347,7 +347,9 @@ std::vector<Stmt> OutputAssembly::assembleFromCounts() {
     }
     prev = next;
   }
-  for (auto& st : allocVals(prev)) s.push_back(st);
+  // Entries of an appended last level all get their value; dense levels below an
+  // appended one hold entries the kernel may never meet, which must read as zero.
+  for (auto& st : allocVals(prev, order() == 0 || level(order() - 1).locatable())) s.push_back(st);
   return s;
 }
 

@@ -63,8 +63,9 @@ class OutputAssembly {
   ir::Stmt mulChecked(const ir::Expr& into, const ir::Expr& a, const ir::Expr& b) const;
   /// Allocate the output's crd array of `level` (copied from tensor `copyFrom` if named).
   std::vector<ir::Stmt> allocCrd(int level, const ir::Expr& count, const std::string& copyFrom);
-  /// Allocate zeroed output values.
-  std::vector<ir::Stmt> allocVals(const ir::Expr& count);
+  /// Allocate output values; `zero` when the kernel may leave some unwritten (a copied
+  /// pattern) -- appended entries always get their value.
+  std::vector<ir::Stmt> allocVals(const ir::Expr& count, bool zero);
 
   const Problem& p_;
   const OutputPlan& plan_;
