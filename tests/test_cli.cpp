@@ -20,10 +20,6 @@
 
 #include "support/tool_runner.h"
 
-#ifndef TESSEL_TOOL
-#define TESSEL_TOOL "build/bin/tessel"
-#endif
-
 namespace fs = std::filesystem;
 
 using namespace tessel::testing;

@@ -21,10 +21,6 @@
 
 #include "tessel/tessel.h"
 
-#ifndef TESSEL_TOOL
-#define TESSEL_TOOL "build/bin/tessel"
-#endif
-
 namespace fs = std::filesystem;
 
 using namespace tessel::testing;

@@ -24,10 +24,6 @@
 #include "tessel/generate.h"
 #include "tessel/plot.h"
 
-#ifndef TESSEL_TOOL
-#define TESSEL_TOOL "build/bin/tessel"
-#endif
-
 namespace fs = std::filesystem;
 
 namespace tessel {

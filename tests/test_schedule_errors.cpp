@@ -94,7 +94,7 @@ TEST(ScheduleErrors, PrecomputeBoundUnrollSizes) {
   expectRejected(kSpMV, kCsr, "precompute(i)", {"precompute(i)", "dense, which needs no workspace"});
   expectRejected("A(i,j) = B(i,k) * C(k,j)", {{"A", CSR()}}, "precompute(i)", {"not the variable of A's last level"});
   Schedule zero;
-  IndexVar i("i"), i0("i0"), i1("i1");
+  IndexVar i0("i0"), i1("i1");
   Bound b = bind(kSpMV, kCsr);
   const IndexVar& iv = b.a.lhs.node().vars[0];
   zero.split(iv, i0, i1, 0);

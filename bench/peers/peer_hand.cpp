@@ -268,15 +268,7 @@ struct MallocCsr {
     vals = nullptr;
   }
   ~MallocCsr() { release(); }
-  Result toResult() const {
-    Result r;
-    r.sparse = true;
-    r.rows = rows;
-    r.pos.assign(pos, pos + rows + 1);
-    r.crd.assign(crd, crd + pos[rows]);
-    r.vals.assign(vals, vals + pos[rows]);
-    return r;
-  }
+  Result toResult() const { return csrResult(rows, pos, crd, vals); }
 };
 
 }  // namespace

@@ -56,12 +56,7 @@ Result sparseOf(Mat Y) {
   PC(MatGetRowIJ(Y, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   const PetscScalar* v;
   PC(MatSeqAIJGetArrayRead(Y, &v));
-  Result r;
-  r.sparse = true;
-  r.rows = n;
-  r.pos.assign(ia, ia + n + 1);
-  r.crd.assign(ja, ja + ia[n]);
-  r.vals.assign(v, v + ia[n]);
+  Result r = csrResult(n, ia, ja, v);
   PC(MatSeqAIJRestoreArrayRead(Y, &v));
   PC(MatRestoreRowIJ(Y, 0, PETSC_FALSE, PETSC_FALSE, &n, &ia, &ja, &done));
   return r;

@@ -63,6 +63,18 @@ struct Result {
   std::vector<double> vals;
 };
 
+/// A CSR result copied from arrays of any index type.
+template <typename I, typename V>
+Result csrResult(int64_t rows, const I* pos, const I* crd, const V* vals) {
+  Result r;
+  r.sparse = true;
+  r.rows = rows;
+  r.pos.assign(pos, pos + rows + 1);
+  r.crd.assign(crd, crd + pos[rows]);
+  r.vals.assign(vals, vals + pos[rows]);
+  return r;
+}
+
 /// One system's prepared implementation of one Problem.
 struct PeerRun {
   std::string system;

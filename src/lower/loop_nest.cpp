@@ -15,6 +15,12 @@ std::vector<IndexVar> Loop::touches() const {
   return {of};
 }
 
+int LoopNest::coordLoopOf(const IndexVar& v) const {
+  for (size_t d = 0; d < loops.size(); d++)
+    if (loops[d].kind == Loop::Kind::Coord && loops[d].of == v) return static_cast<int>(d);
+  return -1;
+}
+
 int LoopNest::firstTouching(const IndexVar& v) const {
   for (size_t d = 0; d < loops.size(); d++)
     for (const IndexVar& t : loops[d].touches())
@@ -54,6 +60,7 @@ namespace {
 
 /// Names that stand for fused loops (fuse) or their positions (fuse + pos).
 struct Alias {
+  IndexVar name;          ///< the fused (or fused-position) variable itself
   IndexVar outer, inner;  ///< the Coord loops' variables
   int access = -1;        ///< pos: the operand whose positions are iterated
 };
@@ -87,7 +94,7 @@ class Scheduler {
   std::string loopNames() const {
     std::string s;
     for (auto& l : nest_.loops) s += (s.empty() ? "" : ", ") + l.var.name();
-    for (auto& [id, a] : aliasNames_) s += ", " + a;
+    for (auto& [id, a] : aliases_) s += ", " + a.name.name();
     return s;
   }
 
@@ -156,7 +163,6 @@ class Scheduler {
       chunk.fusedOuter = nest_.loops[od].of;
       nest_.loops.insert(nest_.loops.begin() + od, chunk);
       aliases_.erase(i.id());
-      aliasNames_.erase(i.id());
       return;
     }
     Loop& l = nest_.loops[d];
@@ -227,11 +233,10 @@ class Scheduler {
         fail(c.tensor + "'s level " + std::to_string(k - 1) + " (" + vi.name() +
              ") must be dense or compressed-unique for fuse+pos");
       al.access = a;
+      al.name = ip;
       nest_.loops[od + 1].posAccess = a;
       aliases_.erase(i.id());
-      aliasNames_.erase(i.id());
       aliases_[ip.id()] = al;
-      aliasNames_[ip.id()] = ip.name();
       return;
     }
     Loop& l = nest_.loops[d];
@@ -253,8 +258,7 @@ class Scheduler {
       if (l.kind != Loop::Kind::Coord || l.var != l.of || l.posAccess >= 0 || l.parallel || l.bound)
         fail(l.var.name() + " is already transformed; fuse the original loops first");
     }
-    aliases_[f.id()] = Alias{i, j, -1};
-    aliasNames_[f.id()] = f.name();
+    aliases_[f.id()] = Alias{f, i, j, -1};
   }
 
   void reorder(const ScheduleCommand& c) {
@@ -280,11 +284,7 @@ class Scheduler {
   /// the levels above them.
   void checkOrder() const {
     const auto& L = nest_.loops;
-    auto coordDepth = [&](const IndexVar& v) {
-      for (size_t d = 0; d < L.size(); d++)
-        if (L[d].kind == Loop::Kind::Coord && L[d].of == v) return static_cast<int>(d);
-      return -1;
-    };
+    auto coordDepth = [&](const IndexVar& v) { return nest_.coordLoopOf(v); };
     for (size_t d = 0; d < L.size(); d++)
       if (L[d].kind == Loop::Kind::Chunk)
         for (const IndexVar& t : L[d].touches())
@@ -352,8 +352,7 @@ class Scheduler {
   Problem& p_;
   const Schedule& s_;
   LoopNest nest_;
-  std::map<uint64_t, Alias> aliases_;
-  std::map<uint64_t, std::string> aliasNames_;
+  std::map<uint64_t, Alias> aliases_;  ///< by the alias variable's id
   const ScheduleCommand* cmd_ = nullptr;
 };
 

@@ -56,6 +56,8 @@ struct LoopNest {
   std::optional<IndexVar> precompute;
   std::string schedule;  ///< the schedule's text, for the generated code's header
 
+  /// Index of the Coord loop binding `v` (-1 if none).
+  int coordLoopOf(const IndexVar& v) const;
   /// Index of the first loop that touches `v`.
   int firstTouching(const IndexVar& v) const;
   /// Index just past the last loop touching any of `vars` (0 if none).

@@ -35,50 +35,6 @@ std::string concreteNotation(const Problem& p, const OutputPlan& plan, const Loo
   return str(workspaceNotation(p, plan));
 }
 
-/// CSR output and every bounding operand CSR over the same variables: row i of the
-/// output fits at the sum of the operands' pos[i].
-bool rowsHaveOffsets(const Problem& p, const OutputPlan& plan) {
-  auto csr = [](const Format& f) {
-    return f.order() == 2 && f.level(0) == LevelKind::Dense && f.level(1) == LevelKind::Compressed;
-  };
-  if (!csr(p.args[0].format)) return false;
-  for (auto [a, level] : plan.boundBy)
-    if (level != 1 || !csr(p.args[p.inputs[a].arg].format) || p.inputs[a].levelVars != p.output.levelVars)
-      return false;
-  return true;
-}
-
-/// precompute(j): gather the output's level of j in a dense workspace.
-void forceWorkspace(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
-  const IndexVar& j = *nest.precompute;
-  const Format& of = p.args[0].format;
-  const auto& ov = p.output.levelVars;
-  std::string cmd = "schedule command precompute(" + j.name() + "): ";
-  int m = of.order();
-  if (m == 0 || !(ov[m - 1] == j))
-    throw ScheduleError(cmd + "a workspace holds the last level of the output, and " + j.name() +
-                        " is not the variable of " + p.args[0].tensor->name + "'s last level");
-  if (of.level(m - 1) != LevelKind::Compressed)
-    throw ScheduleError(cmd + p.args[0].tensor->name + "'s last level is " +
-                        (of.level(m - 1) == LevelKind::Dense ? "dense, which needs no workspace" : "not compressed"));
-  if (plan.kind == OutputKind::Workspace) return;
-  for (int k = 0; k < m - 1; k++)
-    if (of.level(k) != LevelKind::Dense && p.depthOf(ov[k]) > p.depthOf(j))
-      throw ScheduleError(cmd + "the output's upper levels must be iterated before " + j.name());
-  int parentDepth = -1;
-  for (int k = 0; k < m - 1; k++) parentDepth = std::max(parentDepth, p.depthOf(ov[k]));
-  if (parentDepth > p.depthOf(j))
-    throw ScheduleError(cmd + "the output's upper levels must be iterated before " + j.name());
-  plan.kind = OutputKind::Workspace;
-  plan.termLoops = sumTerms(p.assignment.rhs).size() > 1 && !plan.scatter;
-  plan.singlePass = false;
-  plan.patternSource = -1;
-  plan.deferLastAppend = false;
-  plan.workspaceLevel = m - 1;
-  plan.workspaceDepth = parentDepth + 1;
-  plan.symbolicDepth = static_cast<int>(p.order.size());
-}
-
 std::string headerComment(const LoweredKernel& k) {
   std::string h = "tessel kernel for: " + k.problem.assignment.str() + "\n";
   for (size_t a = 0; a < k.problem.args.size(); a++) {
@@ -106,12 +62,14 @@ LoweredKernel lower(const Assignment& a, const Schedule& schedule) {
     if (schedule.empty()) throw;
     throw ScheduleError("schedule " + schedule.str() + ": " + e.what());
   }
-  if (k.nest.precompute) forceWorkspace(k.problem, k.plan, k.nest);
-  k.parallel = planParallel(k.problem, k.plan, k.nest);  // 4. races of the parallel loop
-  if (k.parallel.loop >= 0 && k.plan.singlePass) {       // rows must find their own offsets
-    k.plan.rowOffsets = rowsHaveOffsets(k.problem, k.plan);
-    k.plan.singlePass = k.plan.rowOffsets;
+  if (k.nest.precompute) {                           //    precompute(j): a workspace by hand
+    try {
+      gatherInWorkspace(k.problem, k.plan, *k.nest.precompute);
+    } catch (const FormatError& e) {
+      throw ScheduleError("schedule command precompute(" + k.nest.precompute->name() + "): " + e.what());
+    }
   }
+  k.parallel = planParallel(k.problem, k.plan, k.nest);  // 4. races of the parallel loop
   k.concrete = concreteNotation(k.problem, k.plan, k.nest);  // 5. concrete index notation
   ir::Function assemble{"tessel_assemble", "Symbolic phase: allocate the output and build its pattern.",
                         lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Symbolic)};  // 6. assemble

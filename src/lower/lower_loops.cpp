@@ -279,7 +279,7 @@ class LoopLowerer {
 
   /// Narrow an iterator's positions [begin, end) to the enclosing position window and
   /// coordinate range.
-  void restrict(const Env& env, int a, int k, const IndexVar& v, Expr& begin, Expr& end, std::vector<Stmt>& s) {
+  void narrowToBlock(const Env& env, int a, int k, const IndexVar& v, Expr& begin, Expr& end, std::vector<Stmt>& s) {
     auto w = env.window.find(a);
     if (w != env.window.end() && w->second.level == k) {
       begin = declared("wb", binary(ExprOp::Max, begin, w->second.lo), s);
@@ -421,7 +421,7 @@ class LoopLowerer {
       const LevelFormat& lf = fmt(a, k);
       LevelArrays arr = sym_.arrays(p_.inputs[a].arg, k);
       auto [begin, end] = lf.bounds(arr, parentOf(env, a));
-      restrict(env, a, k, v, begin, end, s);
+      narrowToBlock(env, a, k, v, begin, end, s);
       IterVars it;
       it.pos = sym_.iterPos(a, k);
       it.end = var(it.pos->name + "_end", i64());

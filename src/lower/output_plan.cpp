@@ -56,7 +56,7 @@ std::vector<IndexExpr> sumTerms(const IndexExpr& e) {
 namespace {
 
 /// Sparse operands stored at variable j.
-int sparseOperandsAt(const Problem& p, const IndexExpr& e, const IndexVar& j) {
+int sparseOperandsAt(const Problem& p, const IndexVar& j) {
   int count = 0;
   for (size_t a = 0; a < p.inputs.size(); a++) {
     const auto& lv = p.inputs[a].levelVars;
@@ -64,7 +64,6 @@ int sparseOperandsAt(const Problem& p, const IndexExpr& e, const IndexVar& j) {
     for (size_t k = 0; k < lv.size(); k++)
       if (lv[k] == j && f.level(static_cast<int>(k)) != LevelKind::Dense) count++;
   }
-  (void)e;
   return count;
 }
 
@@ -108,6 +107,32 @@ bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vec
 }
 
 }  // namespace
+
+void gatherInWorkspace(const Problem& p, OutputPlan& plan, const IndexVar& j) {
+  const Format& of = p.args[0].format;
+  const auto& ov = p.output.levelVars;
+  const std::string& out = p.args[0].tensor->name;
+  int m = of.order();
+  if (m == 0 || !(ov[m - 1] == j))
+    throw FormatError("a workspace holds the last level of the output, and " + j.name() +
+                      " is not the variable of " + out + "'s last level");
+  if (of.level(m - 1) != LevelKind::Compressed)
+    throw FormatError(out + "'s last level is " +
+                      (of.level(m - 1) == LevelKind::Dense ? "dense, which needs no workspace" : "not compressed"));
+  if (plan.kind == OutputKind::Workspace) return;
+  int parentDepth = -1;
+  for (int k = 0; k < m - 1; k++) parentDepth = std::max(parentDepth, p.depthOf(ov[k]));
+  if (parentDepth > p.depthOf(j))
+    throw FormatError("the output's upper levels must be iterated before " + j.name());
+  plan.kind = OutputKind::Workspace;
+  plan.termLoops = sumTerms(p.assignment.rhs).size() > 1 && !plan.scatter;
+  plan.singlePass = false;
+  plan.patternSource = -1;
+  plan.deferLastAppend = false;
+  plan.workspaceLevel = m - 1;
+  plan.workspaceDepth = parentDepth + 1;
+  plan.symbolicDepth = static_cast<int>(p.order.size());
+}
 
 std::string OutputPlan::describe() const {
   switch (kind) {
@@ -181,19 +206,13 @@ OutputPlan planOutput(const Problem& p) {
   const IndexVar& j = ovars[m - 1];
   if (upperDense && of.level(m - 1) == LevelKind::Compressed && !plan.scatter && !plan.deferLastAppend &&
       lastOutDepth == p.depthOf(j) && sumTerms(p.assignment.rhs).size() > 1 &&
-      sparseOperandsAt(p, p.assignment.rhs, j) > kAutoWorkspaceTerms) {
-    int parentDepth = -1;
-    for (int k = 0; k + 1 < m; k++) parentDepth = std::max(parentDepth, p.depthOf(ovars[k]));
-    plan.kind = OutputKind::Workspace;
-    plan.termLoops = true;
-    plan.workspaceLevel = m - 1;
-    plan.workspaceDepth = parentDepth + 1;
-    plan.symbolicDepth = static_cast<int>(p.order.size());
+      sparseOperandsAt(p, j) > kAutoWorkspaceTerms) {
+    gatherInWorkspace(p, plan, j);
     return plan;
   }
-  std::vector<std::pair<int, int>> by;
   // (A deferred append -- reductions after the last output level -- fits too: an entry
   // is appended only if its reduction meets a stored value.)
+  std::vector<std::pair<int, int>> by;
   if (upperDense && of.level(m - 1) == LevelKind::Compressed && of.levelIsUnique(m - 1) && !plan.scatter &&
       boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {
     plan.singlePass = true;

@@ -57,6 +57,11 @@ std::vector<IndexExpr> sumTerms(const IndexExpr& e);
 /// True if `target` is a factor of e's product tree (so support(e) ⊆ support(target)).
 bool isFactor(const IndexExpr& e, const ExprNode* target);
 
+/// Gather the output's last level (variable j) in a dense workspace row -- precompute(j).
+/// A sum gets one loop per term. Throws FormatError when j is not that level's variable,
+/// the level is not compressed, or the levels above are iterated inside j.
+void gatherInWorkspace(const Problem& p, OutputPlan& plan, const IndexVar& j);
+
 /// Throws FormatError when the output cannot be assembled with these formats and
 /// this loop order (e.g. a sparse level that would need a multi-level workspace).
 OutputPlan planOutput(const Problem& p);

@@ -15,11 +15,17 @@ bool anyReduction(const Problem& p, const std::vector<IndexVar>& vs) {
   return false;
 }
 
-/// Index of the Coord loop binding v.
-int coordLoop(const LoopNest& nest, const IndexVar& v) {
-  for (size_t d = 0; d < nest.loops.size(); d++)
-    if (nest.loops[d].kind == Loop::Kind::Coord && nest.loops[d].of == v) return static_cast<int>(d);
-  return -1;
+/// CSR output and every bounding operand CSR over the same variables: row i of the
+/// output fits at the sum of the operands' pos[i].
+bool rowsHaveOffsets(const Problem& p, const OutputPlan& plan) {
+  auto csr = [](const Format& f) {
+    return f.order() == 2 && f.level(0) == LevelKind::Dense && f.level(1) == LevelKind::Compressed;
+  };
+  if (!csr(p.args[0].format)) return false;
+  for (auto [a, level] : plan.boundBy)
+    if (level != 1 || !csr(p.args[p.inputs[a].arg].format) || p.inputs[a].levelVars != p.output.levelVars)
+      return false;
+  return true;
 }
 
 }  // namespace
@@ -34,8 +40,8 @@ ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& ne
   int lastOut = -1, lastParent = -1;
   const auto& ov = p.output.levelVars;
   for (size_t k = 0; k < ov.size(); k++) {
-    lastOut = std::max(lastOut, coordLoop(nest, ov[k]));
-    if (k + 1 < ov.size()) lastParent = std::max(lastParent, coordLoop(nest, ov[k]));
+    lastOut = std::max(lastOut, nest.coordLoopOf(ov[k]));
+    if (k + 1 < ov.size()) lastParent = std::max(lastParent, nest.coordLoopOf(ov[k]));
   }
   bool appends = plan.kind == OutputKind::Append || plan.kind == OutputKind::Workspace;
   int limit = plan.kind == OutputKind::Workspace ? lastParent : lastOut;
@@ -68,6 +74,9 @@ ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& ne
            (of.order() ? p.output.levelVars[0].name() : std::string("-")) +
            "), with one compressed level below (e.g. CSR)");
     pp.privateWorkspace = plan.kind == OutputKind::Workspace;
+    // One pass needs a global append counter, unless rows find their own offsets.
+    plan.rowOffsets = plan.singlePass && rowsHaveOffsets(p, plan);
+    plan.singlePass = plan.rowOffsets;
     return pp;
   }
   if (!reduction) return pp;  // distinct iterations write distinct output entries

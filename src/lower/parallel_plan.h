@@ -16,7 +16,8 @@ struct ParallelPlan {
 };
 
 /// Also sets `plan.scatter` when loops of the nest make the output's values
-/// accumulate (a reduction split outside the output's variables).
+/// accumulate (a reduction split outside the output's variables), and keeps one-pass
+/// assembly under a parallel loop only where rows find their own offsets.
 ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& nest);
 
 }  // namespace tessel::lower

@@ -1,7 +1,6 @@
 // The parallel schedule used when the user asks for threads but gives no schedule.
 #include <algorithm>
 
-#include "lower/loop_nest.h"
 #include "lower/lower.h"
 #include "tessel/error.h"
 #include "tessel/schedule.h"
@@ -40,8 +39,8 @@ bool compiles(const Assignment& a, const Schedule& s) {
 
 Schedule defaultParallelSchedule(const Assignment& a, int threads) {
   if (threads <= 1) return {};
-  lower::LoweredKernel plain = lower::lower(a);
-  const lower::Problem& p = plain.problem;
+  const lower::Problem p = lower::analyze(a);
+  const lower::OutputPlan plan = lower::planOutput(p);
   if (p.order.empty()) return {};
   const IndexVar& outer = p.order[0];
   int64_t extent = extentOf(a, outer);
@@ -53,7 +52,7 @@ Schedule defaultParallelSchedule(const Assignment& a, int threads) {
   // Skewed rows feeding a dense vector: split the operand's non-zeros evenly. Rows
   // cut between blocks are added atomically, once per row and block; a wider output
   // (SpMM) would pay that per column, so it keeps row blocks.
-  if (p.order.size() >= 2 && plain.plan.kind == lower::OutputKind::Dense && p.output.levelVars.size() == 1) {
+  if (p.order.size() >= 2 && plan.kind == lower::OutputKind::Dense && p.output.levelVars.size() == 1) {
     for (const auto& in : p.inputs) {
       const auto& lv = in.levelVars;
       if (lv.size() < 2 || !(lv[0] == outer) || !(lv[1] == p.order[1])) continue;

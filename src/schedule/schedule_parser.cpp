@@ -54,7 +54,8 @@ std::vector<RawCommand> tokenize(const std::string& text) {
   return out;
 }
 
-std::string lower(std::string s) {
+/// Lower case without underscores: "CPUThread" and "cpu_thread" read alike.
+std::string canonical(const std::string& s) {
   std::string o;
   for (char ch : s)
     if (ch != '_') o += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
@@ -95,7 +96,7 @@ class CommandParser {
       s.precompute(var(0));
     } else if (n == "parallelize") {
       if (c.args.size() < 1 || c.args.size() > 3) fail("expected parallelize(i[,cpu_thread[,race]])");
-      if (c.args.size() >= 2 && lower(c.args[1]) != "cputhread")
+      if (c.args.size() >= 2 && canonical(c.args[1]) != "cputhread")
         fail("unknown parallel unit '" + c.args[1] + "' (this build has cpu_thread)");
       OutputRace r = OutputRace::NoRaces;
       if (c.args.size() == 3) r = race(c.args[2]);
@@ -107,7 +108,7 @@ class CommandParser {
       if (c.args.size() != 3 && c.args.size() != 4) fail("expected bound(i,ib,n[,max_exact|upper_bound])");
       BoundKind k = BoundKind::MaxExact;
       if (c.args.size() == 4) {
-        std::string b = lower(c.args[3]);
+        std::string b = canonical(c.args[3]);
         if (b == "upperbound") k = BoundKind::UpperBound;
         else if (b != "maxexact") fail("unknown bound kind '" + c.args[3] + "' (max_exact or upper_bound)");
       }
@@ -149,7 +150,7 @@ class CommandParser {
     return v;
   }
   OutputRace race(const std::string& t) const {
-    std::string r = lower(t);
+    std::string r = canonical(t);
     if (r == "noraces") return OutputRace::NoRaces;
     if (r == "ignoreraces") return OutputRace::IgnoreRaces;
     if (r == "atomics") return OutputRace::Atomics;

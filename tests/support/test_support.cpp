@@ -73,19 +73,25 @@ Assignment bindAssignment(const std::string& expr, const std::vector<Operand>& i
   tensors[uses[0].name] = out;
   return parseAssignment(expr, tensors);
 }
+/// Compile `a` with `s`, run on `threads`, and compare with the reference evaluator;
+/// a failure names `what` and shows the generated code.
+::testing::AssertionResult runMatches(const Assignment& a, const TensorBase& out, const Schedule& s, int threads,
+                                      double tol, const std::string& what) {
+  CooData expected = referenceEvaluate(a);
+  Kernel::compile(a, s)->run(a, threads);
+  std::string why;
+  if (!tensorsClose(expected, out.toCoo(), tol, tol, &why))
+    return ::testing::AssertionFailure() << what << ": " << why << "\n" << Kernel::emitC(a, s);
+  return ::testing::AssertionSuccess();
+}
+
 }  // namespace
 
 ::testing::AssertionResult matchesReference(const std::string& expr, const std::vector<Operand>& inputs,
                                             const Format& outFormat, Datatype outType, double tol) {
   TensorBase out;
   Assignment a = bindAssignment(expr, inputs, outFormat, outType, out);
-  CooData expected = referenceEvaluate(a);
-  Kernel::compile(a)->run(a);
-  std::string why;
-  if (!tensorsClose(expected, out.toCoo(), tol, tol, &why))
-    return ::testing::AssertionFailure() << expr << " with output format " << outFormat.str() << ": " << why
-                                         << "\n" << Kernel::emitC(a);
-  return ::testing::AssertionSuccess();
+  return runMatches(a, out, {}, 0, tol, expr + " with output format " + outFormat.str());
 }
 
 ::testing::AssertionResult matchesReferenceScheduled(
@@ -94,15 +100,9 @@ Assignment bindAssignment(const std::string& expr, const std::vector<Operand>& i
   TensorBase out;
   Assignment a = bindAssignment(expr, inputs, outFormat, Datatype::Float64, out);
   std::string text = schedule(Kernel::loopOrder(a));
-  Schedule s = parseSchedule(text, a);
-  CooData expected = referenceEvaluate(a);
-  Kernel::compile(a, s)->run(a, threads);
-  std::string why;
-  if (!tensorsClose(expected, out.toCoo(), tol, tol, &why))
-    return ::testing::AssertionFailure() << expr << " with output format " << outFormat.str() << ", schedule "
-                                         << text << ", " << threads << " threads: " << why << "\n"
-                                         << Kernel::emitC(a, s);
-  return ::testing::AssertionSuccess();
+  return runMatches(a, out, parseSchedule(text, a), threads, tol,
+                    expr + " with output format " + outFormat.str() + ", schedule " + text + ", " +
+                        std::to_string(threads) + " threads");
 }
 
 std::filesystem::path makeScratchDir(const std::string& prefix) {
