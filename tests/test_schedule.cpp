@@ -130,6 +130,28 @@ TEST(Schedule, SparseOutputsInParallel) {
   }
 }
 
+TEST(Schedule, OnePassParallelSumsCompactRunsOfRows) {
+  // Each parallel iteration appends its rows from its first row's bound offset; rows
+  // are then copied in runs. Blocks of one row, of several, larger than the matrix, and
+  // rows the loops never visit (a sparse factor b(i)) must all land in place.
+  std::mt19937_64 rng(23);
+  CooData holes;
+  holes.dims = {41, 30};
+  for (int64_t i = 0; i < 41; i += 3)
+    for (int64_t j = i % 5; j < 30; j += 4) holes.add({i, j}, 1.0 + static_cast<double>(i + j));
+  for (const CooData& b : {holes, randomCoo({41, 30}, 0.3, rng), randomCoo({41, 30}, 0.0, rng)}) {
+    std::vector<Operand> sum = {{"B", b, CSR()},
+                                {"C", randomCoo({41, 30}, 0.1, rng), CSR()},
+                                {"D", randomCoo({41, 30}, 0.02, rng), CSR()}};
+    for (const std::string& s : {"split(i,i0,i1,1),parallelize(i0)", "split(i,i0,i1,6),parallelize(i0)",
+                                 "split(i,i0,i1,100),parallelize(i0)", "divide(i,i0,i1,9),parallelize(i0)"})
+      expectAllThreads("A(i,j) = B(i,j) + C(i,j) + D(i,j)", sum, CSR(), s);
+    std::vector<Operand> scaled = {{"v", randomCoo({41}, 0.3, rng), Format::parse("s")}, sum[0], sum[1]};
+    for (const std::string& s : {"parallelize(i)", "split(i,i0,i1,4),parallelize(i0)"})
+      expectAllThreads("A(i,j) = v(i) * (B(i,j) + C(i,j))", scaled, CSR(), s);
+  }
+}
+
 TEST(Schedule, ManySparseTermsUseAWorkspace) {
   // Eight CSR terms (a merge would need 255 cases): gathered in a workspace row, one
   // loop per term, sequentially and in parallel, with precompute for a short sum too.

@@ -44,6 +44,20 @@ typedef struct tessel_tensor {
 
 static inline int64_t tessel_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t tessel_max(int64_t a, int64_t b) { return a > b ? a : b; }
+/* Selects evaluate both arms and pick by mask: a merge's "value or zero" is otherwise
+   compiled to a branch on which operand holds the coordinate, mispredicted half the time
+   on irregular patterns. */
+static inline double tessel_sel_f64(int c, double a, double b) {
+  uint64_t x, y, m = (uint64_t)0 - (uint64_t)(c != 0);
+  memcpy(&x, &a, 8); memcpy(&y, &b, 8); x = (x & m) | (y & ~m); memcpy(&a, &x, 8);
+  return a;
+}
+static inline float tessel_sel_f32(int c, float a, float b) {
+  uint32_t x, y, m = (uint32_t)0 - (uint32_t)(c != 0);
+  memcpy(&x, &a, 4); memcpy(&y, &b, 4); x = (x & m) | (y & ~m); memcpy(&a, &x, 4);
+  return a;
+}
+static inline int64_t tessel_sel_i64(int c, int64_t a, int64_t b) { return c ? a : b; }
 /* Integer division with C semantics, except that x/0 is 0 and INT64_MIN/-1 wraps. */
 static inline int64_t tessel_idiv(int64_t a, int64_t b) {
   return b == 0 ? 0 : (b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b);
@@ -122,8 +136,7 @@ class Printer {
       }
       case ExprOp::Neg: return prefixed("(-", expr(e->args[0], false)) + ")";  // never "--x"
       case ExprOp::Not: return prefixed("!", expr(e->args[0], false));
-      case ExprOp::Select:
-        return "(" + expr(e->args[0], false) + " ? " + expr(e->args[1], false) + " : " + expr(e->args[2], false) + ")";
+      case ExprOp::Select: return selectCall(e);
       case ExprOp::Min: return "tessel_min(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::Max: return "tessel_max(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::IDiv: return "tessel_idiv(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
@@ -243,6 +256,16 @@ class Printer {
       default: throw InternalError("codegen: not a binary operator");
     }
   }
+  /// A call, so that both arms are evaluated before choosing (see tessel_sel_f64).
+  std::string selectCall(const Expr& e) {
+    const char* fn = e->type.elem == Datatype::Float64   ? "tessel_sel_f64("
+                     : e->type.elem == Datatype::Float32 ? "tessel_sel_f32("
+                                                          : "tessel_sel_i64(";
+    std::string s = fn + expr(e->args[0]) + ", " + expr(e->args[1]) + ", " + expr(e->args[2]) + ")";
+    if (e->type.elem == Datatype::Float64 || e->type.elem == Datatype::Float32) return s;
+    return "(" + cType(e->type) + ")" + s;
+  }
+
   static std::string floatLiteral(const Expr& e) {
     double v = e->fval;
     if (std::isnan(v)) return "NAN";

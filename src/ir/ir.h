@@ -30,7 +30,7 @@ enum class ExprOp {
   Neg, Not,
   Add, Sub, Mul, Div, IDiv, Mod, Min, Max,
   Eq, Ne, Lt, Le, Gt, Ge, And, Or,
-  Select,  ///< args {cond, a, b}: cond ? a : b
+  Select,  ///< args {cond, a, b}: cond ? a : b, evaluating both arms (each must be safe to compute)
 };
 
 struct ExprNode;

@@ -296,8 +296,14 @@ class LoopLowerer {
     }
   }
 
-  /// Temporary strategy: the parallel loop's body writes the thread's own copy of the output.
+  /// The body of one iteration of a parallel loop: it starts its own output window
+  /// (one-pass parallel assembly); under the temporary strategy it writes the thread's
+  /// own copy of the output.
   Stmt threadBody(const Loop& l, std::vector<Stmt> body) {
+    if (l.parallel && phase_ == Phase::Numeric) {
+      std::vector<Stmt> start = out_.iterationPrologue();
+      body.insert(body.begin(), start.begin(), start.end());
+    }
     if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return block(body);
     Expr vals = sym_.vals(0);
     Expr size = field(var(sym_.tensorName(0), i64()), "vals_size", i64());

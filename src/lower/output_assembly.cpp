@@ -34,6 +34,7 @@ OutputAssembly::OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols
     wListAll_ = var(sym.fresh("w_list_all"), wList_->type);
   }
   rowStart_ = var(sym.fresh("row_start"), i64());
+  rowFrom_ = var(sym.fresh("row_from"), ptr(Datatype::Int64));
 }
 
 int OutputAssembly::chainEnd(int k) const {
@@ -95,7 +96,14 @@ std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
   std::vector<Stmt> s;
   if (plan_.singlePass) {
     if (phase == Phase::Symbolic) return assembleBounded();
-    if (plan_.rowOffsets) return {};
+    if (plan_.rowOffsets) {
+      // Zeroed: a row the loops never visit has no entries and must not read garbage.
+      std::vector<Stmt> s;
+      Expr rows = upperSize(s);
+      s.push_back(decl(rowFrom_));
+      s.push_back(alloc(rowFrom_, rows, true));
+      return s;
+    }
     // (rows redeclare row_start; a one-level output has a single row)
     return {decl(q_[order() - 1], intImm(0)), decl(rowStart_, intImm(0))};
   }
@@ -242,7 +250,8 @@ std::vector<Stmt> OutputAssembly::compactRows() {
   s.push_back(decl(total, intImm(0)));
   std::vector<Stmt> step = {assign(total, add(total, cast(i64(), load(la.pos, plus1(t)))))};
   if (p_.args[0].format.posWidth() == IndexWidth::W32)
-    step.push_back(ifThen(binary(ExprOp::Gt, total, intImm(INT32_MAX)), returnCode(TESSEL_ERR_OVERFLOW)));
+    step.push_back(ifThen(binary(ExprOp::Gt, total, intImm(INT32_MAX)),
+                          block({freeArray(rowFrom_), returnCode(TESSEL_ERR_OVERFLOW)})));
   step.push_back(store(la.pos, plus1(t), cast(scalar(la.pos->type.elem), total)));
   s.push_back(forRange(t, intImm(0), rows, block(step)));
   Expr crd = var(sym_.fresh("crd_exact"), ptr(la.crd->type.elem)), vals = var(sym_.fresh("vals_exact"), ptr(sym_.outputType()));
@@ -250,20 +259,24 @@ std::vector<Stmt> OutputAssembly::compactRows() {
   s.push_back(alloc(crd, total, false));
   s.push_back(decl(vals));
   s.push_back(alloc(vals, total, false));
-  // Row i was appended at the sum of the bounding operands' pos[i].
-  Expr r = var(sym_.fresh("r"), i64()), from = var(sym_.fresh("from"), i64()), n = var(sym_.fresh("n"), i64());
-  Expr offset = intImm(0);
-  for (auto [in, lvl] : plan_.boundBy)
-    offset = add(offset, cast(i64(), load(sym_.arrays(p_.inputs[in].arg, lvl).pos, r)));
-  Expr to = cast(i64(), load(la.pos, r));
+  // A run of rows appended one after another (one iteration's) is copied at once; a
+  // row starts a run when it does not follow on from the row before.
+  Expr r = var(sym_.fresh("r"), i64()), e = var(sym_.fresh("e"), i64());
+  Expr from = var(sym_.fresh("from"), i64()), to = var(sym_.fresh("to"), i64()), n = var(sym_.fresh("n"), i64());
+  auto at = [&](const Expr& row) { return cast(i64(), load(la.pos, row)); };
+  Expr prev = sub(r, intImm(1));
+  Expr startsRun = binary(ExprOp::Or, eq(r, intImm(0)),
+                          binary(ExprOp::Ne, add(load(rowFrom_, prev), sub(to, at(prev))), from));
+  Expr continues = land(lt(e, rows), eq(load(rowFrom_, e), add(from, sub(at(e), to))));
   auto copy = [&](const Expr& dst, const Expr& src) {
-    return raw("memcpy(" + dst->name + " + (int64_t)" + la.pos->name + "[" + r->name + "], " + src->name + " + " +
-               from->name + ", (size_t)" + n->name + " * sizeof(*" + dst->name + "));");
+    return raw("memcpy(" + dst->name + " + " + to->name + ", " + src->name + " + " + from->name + ", (size_t)" +
+               n->name + " * sizeof(*" + dst->name + "));");
   };
-  s.push_back(forRange(r, intImm(0), rows,
-                       block({decl(from, offset), decl(n, sub(cast(i64(), load(la.pos, plus1(r))), to)),
-                              copy(crd, la.crd), copy(vals, sym_.vals(0))}),
-                       "omp parallel for schedule(static)"));
+  Stmt run = block({decl(e, plus1(r)), whileLoop(continues, assign(e, plus1(e))), decl(n, sub(at(e), to)),
+                    ifThen(lt(intImm(0), n), block({copy(crd, la.crd), copy(vals, sym_.vals(0))}))});
+  s.push_back(forRange(r, intImm(0), rows, block({decl(from, load(rowFrom_, r)), decl(to, at(r)), ifThen(startsRun, run)}),
+                       "omp parallel for schedule(dynamic, 1024)"));
+  s.push_back(freeArray(rowFrom_));
   s.push_back(freeArray(la.crd));
   s.push_back(freeArray(sym_.vals(0)));
   s.push_back(setField("crd", k, crd->name));
@@ -388,10 +401,13 @@ void OutputAssembly::resolve(Env& env, Phase phase, std::vector<Stmt>& s) {
     int next = static_cast<int>(env.out.size());
     if (phase == Phase::Numeric && plan_.singlePass && next == order() - 1) {
       if (plan_.rowOffsets) {
+        // The iteration's first row fixes its window: rows before it hold at most
+        // that many entries, so no other iteration writes there.
         Expr offset = intImm(0);
         for (auto [in, lvl] : plan_.boundBy)
           offset = add(offset, cast(i64(), load(sym_.arrays(p_.inputs[in].arg, lvl).pos, env.out.back().pos)));
-        s.push_back(decl(q_[next], offset));
+        s.push_back(ifThen(lt(q_[next], intImm(0)), assign(q_[next], offset)));
+        s.push_back(store(rowFrom_, env.out.back().pos, q_[next]));
       }
       s.push_back(decl(rowStart_, q_[next]));
     } else if (phase == Phase::Numeric && !plan_.singlePass && next < order() && !level(next).locatable() &&
@@ -428,6 +444,11 @@ void OutputAssembly::append(Env& env, Phase phase, int k, std::vector<Stmt>& s) 
 
   }
   for (int l = k; l <= e; l++) env.out.push_back({pos, pos, plus1(pos)});
+}
+
+std::vector<Stmt> OutputAssembly::iterationPrologue() const {
+  if (!plan_.rowOffsets) return {};
+  return {decl(q_[order() - 1], intImm(-1))};
 }
 
 void OutputAssembly::appendPending(Env& env, Phase phase, std::vector<Stmt>& s) {

@@ -22,6 +22,9 @@ class OutputAssembly {
   /// After the loop nest: (symbolic) prefix sums and array allocation; frees.
   std::vector<ir::Stmt> functionEpilogue(Phase phase);
 
+  /// Start of each iteration of the parallel loop (one-pass parallel plan: the
+  /// iteration's append position is set by its first row).
+  std::vector<ir::Stmt> iterationPrologue() const;
   /// Resolve every output level whose variables are now bound (locate, append).
   void resolve(Env& env, Phase phase, std::vector<ir::Stmt>& s);
   /// Append the deferred last output levels (env.pendingLevel) at the end of a reduction.
@@ -54,7 +57,8 @@ class OutputAssembly {
   std::vector<ir::Stmt> assembleBounded();
   /// One-pass plan, after the numeric loops: row counts -> pos; shrink crd/vals.
   std::vector<ir::Stmt> finishBounded();
-  /// One-pass plan in parallel: row counts -> pos; rows moved from their bound offsets.
+  /// One-pass plan in parallel: row counts -> pos; runs of rows moved from where their
+  /// iteration appended them (rowFrom_) into exact-size arrays.
   std::vector<ir::Stmt> compactRows();
   /// Entries before the last level (product of the dense upper levels' dims).
   ir::Expr upperSize(std::vector<ir::Stmt>& s);
@@ -74,6 +78,7 @@ class OutputAssembly {
   std::vector<ir::Expr> cnt_, cap_, n_, q_;  // per output level (symbolic counts, numeric counters)
   ir::Expr wVals_, wMark_, wList_, wN_;
   ir::Expr rowStart_;  ///< one-pass plan: where the current row's entries start
+  ir::Expr rowFrom_;   ///< one-pass parallel plan: per row, where its entries were appended
   /// Workspace arrays for all threads (one row each when private); wVals_.. point into them.
   ir::Expr wValsAll_, wMarkAll_, wListAll_;
 };

@@ -36,9 +36,10 @@ struct OutputPlan {
   /// appends, counts rows and shrinks. Sequential kernels only (a global counter).
   bool singlePass = false;
   std::vector<std::pair<int, int>> boundBy;
-  /// One pass in parallel over rows (CSR output and CSR bounding operands): row i
-  /// appends at the sum of the operands' pos[i] in a bound-sized buffer; the rows are
-  /// then compacted into arrays of the exact size.
+  /// One pass in parallel over rows (CSR output and CSR bounding operands): each
+  /// iteration of the parallel loop appends its rows, in order, from the sum of the
+  /// operands' pos at its first row -- a window of the bound-sized buffer no other
+  /// iteration reaches. Runs of contiguous rows are then copied into exact-size arrays.
   bool rowOffsets = false;
   /// Workspace filled by one loop per term of a sum (COMET's workspace for
   /// co-iteration): linear in the number of sparse terms, where merging them would
