@@ -30,6 +30,23 @@ const Cell* find(const std::vector<Cell>& cells, const std::string& k, const std
 
 bool usable(const Cell* c) { return c && (c->status == "ok" || c->status == "MISMATCH") && std::isfinite(c->median); }
 
+/// A peer's median when it ran and matched tessel's result, else NaN.
+double peerMedian(const std::vector<Cell>& cells, const std::string& k, const std::string& in, int t,
+                  const std::string& sys) {
+  const Cell* p = find(cells, k, in, t, sys);
+  return usable(p) && p->status == "ok" ? p->median : NAN;
+}
+
+/// The fastest peer's median (hand C included); INFINITY when none ran and matched.
+double fastestPeer(const std::vector<Cell>& cells, const std::string& k, const std::string& in, int t) {
+  double best = INFINITY;
+  for (auto& s : kPeers) {
+    double m = peerMedian(cells, k, in, t, s);
+    if (std::isfinite(m)) best = std::min(best, m);
+  }
+  return best;
+}
+
 /// SpAdd3's target is against the peers' two pairwise additions (GraphBLAS, PETSc): per
 /// thread count, the geometric mean, the smallest ratio and how many inputs reach 2x.
 void writePairwiseTarget(std::FILE* f, const std::vector<Cell>& cells,
@@ -42,9 +59,9 @@ void writePairwiseTarget(std::FILE* f, const std::vector<Cell>& cells,
       for (auto& [k, in, t2] : keys) {
         if (k != "spadd3" || t2 != t) continue;
         const Cell* tc = find(cells, k, in, t, "tessel");
-        const Cell* p = find(cells, k, in, t, peer);
-        if (!usable(tc) || !usable(p) || p->status != "ok") continue;
-        double r = p->median / tc->median;
+        double m = peerMedian(cells, k, in, t, peer);
+        if (!usable(tc) || !std::isfinite(m)) continue;
+        double r = m / tc->median;
         logSum += std::log(r), lo = std::min(lo, r), n++, met += r >= 2.0;
       }
       if (!n) continue;
@@ -78,11 +95,7 @@ void writeCsv(const std::string& path, const std::vector<Cell>& cells, const std
     double frac = std::isfinite(gbps) && triad.count(c.threads) ? gbps * 1e9 / triad.at(c.threads) : NAN;
     double vsBest = NAN, sp = NAN;
     if (c.system == "tessel" && usable(&c)) {
-      double best = INFINITY;
-      for (auto& s : kPeers) {
-        const Cell* p = find(cells, c.kernel, c.input, c.threads, s);
-        if (usable(p) && p->status == "ok") best = std::min(best, p->median);
-      }
+      double best = fastestPeer(cells, c.kernel, c.input, c.threads);
       if (std::isfinite(best)) vsBest = best / c.median;
       const Cell* one = find(cells, c.kernel, c.input, 1, "tessel");
       if (usable(one)) sp = one->median / c.median;
@@ -127,12 +140,8 @@ void writeMd(const std::string& path, const std::vector<Cell>& cells, const std:
     };
     std::fprintf(f, "| %s | %s | %ld | %d | %s | %s |", k.c_str(), in.c_str(), (long)tc->nnz, t, cellStr(tc).c_str(),
                  usable(tc) ? fmtTime(tc->wall).c_str() : "");
-    double best = INFINITY;
-    for (auto& s : kPeers) {
-      const Cell* p = find(cells, k, in, t, s);
-      std::fprintf(f, " %s |", cellStr(p).c_str());
-      if (usable(p) && p->status == "ok") best = std::min(best, p->median);
-    }
+    for (auto& s : kPeers) std::fprintf(f, " %s |", cellStr(find(cells, k, in, t, s)).c_str());
+    double best = fastestPeer(cells, k, in, t);
     char b[64] = "";
     if (usable(tc) && std::isfinite(best)) std::snprintf(b, sizeof b, "%.2f", best / tc->median);
     std::fprintf(f, " %s |", b);
@@ -163,11 +172,7 @@ void writeMd(const std::string& path, const std::vector<Cell>& cells, const std:
       n++;
       const Cell* tc = find(cells, k, in, t, "tessel");
       if (!usable(tc)) continue;
-      double best = INFINITY;
-      for (auto& s : kPeers) {
-        const Cell* p = find(cells, k, in, t, s);
-        if (usable(p) && p->status == "ok") best = std::min(best, p->median);
-      }
+      double best = fastestPeer(cells, k, in, t);
       if (std::isfinite(best)) lb += std::log(best / tc->median), nb++;
       const Cell* h = find(cells, k, in, t, "hand");
       if (usable(h)) lh += std::log(h->median / tc->median), nh++;
