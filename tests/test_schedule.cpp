@@ -139,10 +139,14 @@ TEST(Schedule, OnePassParallelSumsCompactRunsOfRows) {
   holes.dims = {41, 30};
   for (int64_t i = 0; i < 41; i += 3)
     for (int64_t j = i % 5; j < 30; j += 4) holes.add({i, j}, 1.0 + static_cast<double>(i + j));
-  for (const CooData& b : {holes, randomCoo({41, 30}, 0.3, rng), randomCoo({41, 30}, 0.0, rng)}) {
+  // Rows move in place: few merged entries (runs overlap their own sources) and one
+  // pattern three times (every entry merges; runs land far left of their sources).
+  CooData dense30 = randomCoo({41, 30}, 0.6, rng);
+  for (const auto& [b, same] : {std::pair{holes, false}, std::pair{randomCoo({41, 30}, 0.3, rng), false},
+                                std::pair{randomCoo({41, 30}, 0.0, rng), false}, std::pair{dense30, true}}) {
     std::vector<Operand> sum = {{"B", b, CSR()},
-                                {"C", randomCoo({41, 30}, 0.1, rng), CSR()},
-                                {"D", randomCoo({41, 30}, 0.02, rng), CSR()}};
+                                {"C", same ? b : randomCoo({41, 30}, 0.1, rng), CSR()},
+                                {"D", same ? b : randomCoo({41, 30}, 0.02, rng), CSR()}};
     for (const std::string& s : {"split(i,i0,i1,1),parallelize(i0)", "split(i,i0,i1,6),parallelize(i0)",
                                  "split(i,i0,i1,100),parallelize(i0)", "divide(i,i0,i1,9),parallelize(i0)"})
       expectAllThreads("A(i,j) = B(i,j) + C(i,j) + D(i,j)", sum, CSR(), s);

@@ -113,6 +113,61 @@ static void* tessel_alloc(int64_t n, size_t size, int zero) {
   }
   return zero ? calloc((size_t)n, size) : malloc((size_t)n * size);
 }
+/* One-pass parallel assembly: each parallel iteration appended its rows one after another
+   from its window of the bound (row_from[r]: where row r went); pos now holds the final
+   offsets. Moves every run of rows that follow on to its place, in place and in parallel:
+   first the part of each run's source that later runs' destinations cover is saved
+   (little when few entries merge; a fresh exact-size copy would page-fault the whole
+   output), then all runs move at once. Returns nonzero when the save buffer cannot be had. */
+#define TESSEL_POS(r) (pos64 ? ((const int64_t*)pos)[r] : (int64_t)((const int32_t*)pos)[r])
+static int tessel_compact_runs(int64_t rows, const int64_t* row_from, const void* pos, int pos64,
+                               char* crd, size_t cs, char* vals, size_t vs) {
+  int64_t total = TESSEL_POS(rows), nr = 0;
+  int64_t* head = (int64_t*)malloc((size_t)(rows + 1) * sizeof(int64_t));
+  if (!head) return 1;
+  for (int64_t r = 0; r < rows; r++)
+    if (r == 0 || row_from[r - 1] + (TESSEL_POS(r) - TESSEL_POS(r - 1)) != row_from[r]) head[nr++] = r;
+  head[nr] = rows;
+  /* the saved part of run b: source positions in [D(b+1), total) */
+  int64_t* save = (int64_t*)malloc((size_t)(nr + 1) * sizeof(int64_t));
+  if (!save) { free(head); return 1; }
+  save[0] = 0;
+  for (int64_t b = 0; b < nr; b++) {
+    int64_t S = row_from[head[b]], E = S + TESSEL_POS(head[b + 1]) - TESSEL_POS(head[b]), dn = TESSEL_POS(head[b + 1]);
+    int64_t u0 = S > dn ? S : dn, u1 = E < total ? E : total;
+    save[b + 1] = save[b] + (u1 > u0 ? u1 - u0 : 0);
+  }
+  char* tc = (char*)malloc((size_t)(save[nr] + 1) * cs);
+  char* tv = (char*)malloc((size_t)(save[nr] + 1) * vs);
+  if (!tc || !tv) { free(tc); free(tv); free(save); free(head); return 1; }
+  #pragma omp parallel
+  {
+    #pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < nr; b++) {
+      int64_t m = save[b + 1] - save[b], S = row_from[head[b]], dn = TESSEL_POS(head[b + 1]);
+      int64_t u0 = S > dn ? S : dn;
+      if (m > 0) {
+        memcpy(tc + save[b] * cs, crd + u0 * cs, (size_t)m * cs);
+        memcpy(tv + save[b] * vs, vals + u0 * vs, (size_t)m * vs);
+      }
+    }
+    #pragma omp for schedule(dynamic, 1)
+    for (int64_t b = 0; b < nr; b++) {
+      int64_t S = row_from[head[b]], D = TESSEL_POS(head[b]), dn = TESSEL_POS(head[b + 1]);
+      int64_t m = save[b + 1] - save[b], h = (S > dn ? S : dn) - S, rest = dn - D - h - m;
+      if (S == D || dn == D) continue; /* in place, or empty */
+      if (h > 0) { memmove(crd + D * cs, crd + S * cs, (size_t)h * cs); memmove(vals + D * vs, vals + S * vs, (size_t)h * vs); }
+      if (m > 0) { memcpy(crd + (D + h) * cs, tc + save[b] * cs, (size_t)m * cs); memcpy(vals + (D + h) * vs, tv + save[b] * vs, (size_t)m * vs); }
+      if (rest > 0) {
+        memmove(crd + (D + h + m) * cs, crd + (S + h + m) * cs, (size_t)rest * cs);
+        memmove(vals + (D + h + m) * vs, vals + (S + h + m) * vs, (size_t)rest * vs);
+      }
+    }
+  }
+  free(tc); free(tv); free(save); free(head);
+  return 0;
+}
+#undef TESSEL_POS
 )";
 
 class Printer {
@@ -261,9 +316,9 @@ class Printer {
     const char* fn = e->type.elem == Datatype::Float64   ? "tessel_sel_f64("
                      : e->type.elem == Datatype::Float32 ? "tessel_sel_f32("
                                                           : "tessel_sel_i64(";
-    std::string s = fn + expr(e->args[0]) + ", " + expr(e->args[1]) + ", " + expr(e->args[2]) + ")";
-    if (e->type.elem == Datatype::Float64 || e->type.elem == Datatype::Float32) return s;
-    return "(" + cType(e->type) + ")" + s;
+    std::string call = fn + expr(e->args[0]) + ", " + expr(e->args[1]) + ", " + expr(e->args[2]) + ")";
+    if (e->type.elem == Datatype::Float64 || e->type.elem == Datatype::Float32) return call;
+    return prefixed("(", cType(e->type)) + ")" + call;
   }
 
   static std::string floatLiteral(const Expr& e) {

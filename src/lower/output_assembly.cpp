@@ -228,16 +228,23 @@ std::vector<Stmt> OutputAssembly::finishBounded() {
   if (k == 0) s.push_back(store(la.pos, intImm(1), cast(scalar(la.pos->type.elem), q)));
   Expr t = var(sym_.fresh("t"), i64());
   s.push_back(forRange(t, intImm(0), rows, store(la.pos, plus1(t), load(la.pos, t), true)));
+  for (auto& st : shrinkTo(q)) s.push_back(st);
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::shrinkTo(const Expr& count) {
   // Give back the unused part of the bound.
+  int k = order() - 1;
   const std::string& a = sym_.tensorName(0);
-  std::string n = "(size_t)(" + q->name + " > 0 ? " + q->name + " : 1)";
-  for (const auto& [arr, field] : {std::pair{la.crd, std::string("crd[") + std::to_string(k) + "]"},
+  std::string n = "(size_t)(" + count->name + " > 0 ? " + count->name + " : 1)";
+  std::vector<Stmt> s;
+  for (const auto& [arr, field] : {std::pair{sym_.arrays(0, k).crd, std::string("crd[") + std::to_string(k) + "]"},
                                    std::pair{sym_.vals(0), std::string("vals")}}) {
     s.push_back(raw("{ void* shrunk = realloc(" + a + "->" + field + ", " + n + " * sizeof(*" + arr->name +
                     ")); if (shrunk) " + a + "->" + field + " = shrunk; }"));
   }
-  s.push_back(setField("crd_size", k, q->name));
-  s.push_back(setField("vals_size", -1, q->name));
+  s.push_back(setField("crd_size", k, count->name));
+  s.push_back(setField("vals_size", -1, count->name));
   return s;
 }
 
@@ -254,35 +261,14 @@ std::vector<Stmt> OutputAssembly::compactRows() {
                           block({freeArray(rowFrom_), returnCode(TESSEL_ERR_OVERFLOW)})));
   step.push_back(store(la.pos, plus1(t), cast(scalar(la.pos->type.elem), total)));
   s.push_back(forRange(t, intImm(0), rows, block(step)));
-  Expr crd = var(sym_.fresh("crd_exact"), ptr(la.crd->type.elem)), vals = var(sym_.fresh("vals_exact"), ptr(sym_.outputType()));
-  s.push_back(decl(crd));
-  s.push_back(alloc(crd, total, false));
-  s.push_back(decl(vals));
-  s.push_back(alloc(vals, total, false));
-  // A run of rows appended one after another (one iteration's) is copied at once; a
-  // row starts a run when it does not follow on from the row before.
-  Expr r = var(sym_.fresh("r"), i64()), e = var(sym_.fresh("e"), i64());
-  Expr from = var(sym_.fresh("from"), i64()), to = var(sym_.fresh("to"), i64()), n = var(sym_.fresh("n"), i64());
-  auto at = [&](const Expr& row) { return cast(i64(), load(la.pos, row)); };
-  Expr prev = sub(r, intImm(1));
-  Expr startsRun = binary(ExprOp::Or, eq(r, intImm(0)),
-                          binary(ExprOp::Ne, add(load(rowFrom_, prev), sub(to, at(prev))), from));
-  Expr continues = land(lt(e, rows), eq(load(rowFrom_, e), add(from, sub(at(e), to))));
-  auto copy = [&](const Expr& dst, const Expr& src) {
-    return raw("memcpy(" + dst->name + " + " + to->name + ", " + src->name + " + " + from->name + ", (size_t)" +
-               n->name + " * sizeof(*" + dst->name + "));");
-  };
-  Stmt run = block({decl(e, plus1(r)), whileLoop(continues, assign(e, plus1(e))), decl(n, sub(at(e), to)),
-                    ifThen(lt(intImm(0), n), block({copy(crd, la.crd), copy(vals, sym_.vals(0))}))});
-  s.push_back(forRange(r, intImm(0), rows, block({decl(from, load(rowFrom_, r)), decl(to, at(r)), ifThen(startsRun, run)}),
-                       "omp parallel for schedule(dynamic, 1024)"));
+  // Runs of rows move into place within the bound-sized arrays (tessel_compact_runs).
+  bool pos64 = p_.args[0].format.posWidth() == IndexWidth::W64;
+  const std::string& vals = sym_.vals(0)->name;
+  s.push_back(raw("if (tessel_compact_runs(" + rows->name + ", " + rowFrom_->name + ", " + la.pos->name + ", " +
+                  (pos64 ? "1" : "0") + ", (char*)" + la.crd->name + ", sizeof(*" + la.crd->name + "), (char*)" +
+                  vals + ", sizeof(*" + vals + "))) { free(" + rowFrom_->name + "); return TESSEL_ERR_NOMEM; }"));
   s.push_back(freeArray(rowFrom_));
-  s.push_back(freeArray(la.crd));
-  s.push_back(freeArray(sym_.vals(0)));
-  s.push_back(setField("crd", k, crd->name));
-  s.push_back(setField("crd_size", k, total->name));
-  s.push_back(setField("vals", -1, vals->name));
-  s.push_back(setField("vals_size", -1, total->name));
+  for (auto& st : shrinkTo(total)) s.push_back(st);
   return s;
 }
 

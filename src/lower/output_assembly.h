@@ -57,9 +57,11 @@ class OutputAssembly {
   std::vector<ir::Stmt> assembleBounded();
   /// One-pass plan, after the numeric loops: row counts -> pos; shrink crd/vals.
   std::vector<ir::Stmt> finishBounded();
-  /// One-pass plan in parallel: row counts -> pos; runs of rows moved from where their
-  /// iteration appended them (rowFrom_) into exact-size arrays.
+  /// One-pass plan in parallel: row counts -> pos; runs of rows moved, in place, from
+  /// where their iteration appended them (rowFrom_).
   std::vector<ir::Stmt> compactRows();
+  /// Shrink the last level's crd and the values to `count` entries and record the sizes.
+  std::vector<ir::Stmt> shrinkTo(const ir::Expr& count);
   /// Entries before the last level (product of the dense upper levels' dims).
   ir::Expr upperSize(std::vector<ir::Stmt>& s);
   ir::Stmt setField(const std::string& fieldName, int k, const std::string& value) const;
