@@ -8,7 +8,7 @@
 // systems are timed round robin (the starting system rotates each repetition) and the
 // medians reported. The STREAM triad is measured in the same run at 1 and 2 threads.
 //
-//   bench_kernels [--quick] [--kernels spmv,spmm,...] [--threads 1,2] [-o CSV]
+//   bench_kernels [--quick] [--kernels spmv,spmm,...] [--threads 1,2] [--peers eigen,graphblas,petsc,hand] [-o CSV]
 //                 [--md TABLE.md] [--svg CHART.svg]
 //
 // --quick: much smaller inputs (seconds; a smoke test), CSV to bench/results/kernels_quick.csv
@@ -86,6 +86,7 @@ struct Options {
   bool quick = false;
   std::set<std::string> kernels = {"spmv", "spmm", "sddmm", "spadd3", "spgemm", "spttv", "spmttkrp"};
   std::vector<int> threads = {1, 2};
+  std::set<std::string> peers = {"eigen", "graphblas", "petsc", "hand"};  // --peers: a subset
   std::string csv, md, svg;  // csv default: bench/results/kernels.csv (--quick: kernels_quick.csv)
 };
 
@@ -291,6 +292,10 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
   std::vector<std::pair<std::string, std::unique_ptr<PeerRun>>> peers;
   std::map<std::string, std::string> absent;  // system -> status
   auto add = [&](const std::string& name, bool installed, auto make) {
+    if (!opt.peers.count(name)) {
+      absent[name] = "skipped: not in --peers";
+      return;
+    }
     if (!installed) {
       absent[name] = "skipped: " + name + " not installed";
       return;
@@ -495,6 +500,10 @@ int main(int argc, char** argv) {
       opt.kernels.clear();
       std::stringstream ss(next());
       for (std::string k; std::getline(ss, k, ',');) opt.kernels.insert(k);
+    } else if (s == "--peers") {
+      opt.peers.clear();
+      std::stringstream ss(next());
+      for (std::string k; std::getline(ss, k, ',');) opt.peers.insert(k);
     } else if (s == "--threads") {
       opt.threads.clear();
       std::stringstream ss(next());
@@ -508,7 +517,7 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_kernels [--quick] [--kernels spmv,spmm,sddmm,spadd3,spgemm,spttv,spmttkrp]\n"
-                   "                     [--threads 1,2] [-o CSV] [--md TABLE.md] [--svg CHART.svg]\n");
+                   "                     [--threads 1,2] [--peers eigen,graphblas,petsc,hand] [-o CSV] [--md TABLE.md] [--svg CHART.svg]\n");
       return 2;
     }
   }

@@ -131,9 +131,10 @@ TEST(Schedule, SparseOutputsInParallel) {
 }
 
 TEST(Schedule, OnePassParallelSumsCompactRunsOfRows) {
-  // Each parallel iteration appends its rows from its first row's bound offset; rows
-  // are then copied in runs. Blocks of one row, of several, larger than the matrix, and
-  // rows the loops never visit (a sparse factor b(i)) must all land in place.
+  // Each thread appends its rows (one contiguous range of blocks, cut by the bound) from
+  // its first row's bound offset; runs of rows then move in place. Blocks of one row, of
+  // several, larger than the matrix, and rows the loops never visit (a sparse factor
+  // v(i)) must all land in place.
   std::mt19937_64 rng(23);
   CooData holes;
   holes.dims = {41, 30};
@@ -153,6 +154,20 @@ TEST(Schedule, OnePassParallelSumsCompactRunsOfRows) {
     std::vector<Operand> scaled = {{"v", randomCoo({41}, 0.3, rng), Format::parse("s")}, sum[0], sum[1]};
     for (const std::string& s : {"parallelize(i)", "split(i,i0,i1,4),parallelize(i0)"})
       expectAllThreads("A(i,j) = v(i) * (B(i,j) + C(i,j))", scaled, CSR(), s);
+  }
+  // Outputs large enough that a thread's run is cut into pieces moved in parallel: a
+  // small gap (few merges), and one pattern three times (later threads' rows lie past
+  // the output's end), with empty rows at both ends.
+  CooData big = randomCoo({700, 500}, 0.15, rng);
+  CooData padded;
+  padded.dims = {720, 500};
+  for (int64_t e = 0; e < big.nnz(); e++) padded.add({big.coords[2 * e] + 10, big.coords[2 * e + 1]}, big.values[e]);
+  for (bool same : {false, true}) {
+    std::vector<Operand> sum = {{"B", padded, CSR()},
+                                {"C", same ? padded : randomCoo({720, 500}, 0.01, rng), CSR()},
+                                {"D", same ? padded : randomCoo({720, 500}, 0.005, rng), CSR()}};
+    for (const std::string& s : {"split(i,i0,i1,16),parallelize(i0)", "parallelize(i)"})
+      expectAllThreads("A(i,j) = B(i,j) + C(i,j) + D(i,j)", sum, CSR(), s);
   }
 }
 

@@ -125,8 +125,18 @@ static int tessel_compact_runs(int64_t rows, const int64_t* row_from, const void
   int64_t total = TESSEL_POS(rows), nr = 0;
   int64_t* head = (int64_t*)malloc((size_t)(rows + 1) * sizeof(int64_t));
   if (!head) return 1;
-  for (int64_t r = 0; r < rows; r++)
-    if (r == 0 || row_from[r - 1] + (TESSEL_POS(r) - TESSEL_POS(r - 1)) != row_from[r]) head[nr++] = r;
+  /* A long run (one thread's rows) is cut into pieces that move in parallel, where that
+     saves little: its rows move by a gap of at most a quarter piece, or lie past the end. */
+  int64_t piece = total / (4 * (int64_t)omp_get_max_threads());
+  if (piece < 4096) piece = 4096;
+  for (int64_t r = 0; r < rows; r++) {
+    if (r == 0 || row_from[r - 1] + (TESSEL_POS(r) - TESSEL_POS(r - 1)) != row_from[r]) {
+      head[nr++] = r;
+    } else if (TESSEL_POS(r) - TESSEL_POS(head[nr - 1]) >= piece) {
+      int64_t gap = row_from[r] - TESSEL_POS(r);
+      if (4 * gap <= piece || row_from[r] >= total) head[nr++] = r;
+    }
+  }
   head[nr] = rows;
   /* the saved part of run b: source positions in [D(b+1), total) */
   int64_t* save = (int64_t*)malloc((size_t)(nr + 1) * sizeof(int64_t));

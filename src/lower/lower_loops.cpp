@@ -6,6 +6,7 @@
 #include "lower/lower_loops.h"
 
 #include <algorithm>
+#include <functional>
 #include <map>
 #include <set>
 
@@ -296,6 +297,43 @@ class LoopLowerer {
     }
   }
 
+  /// One-pass parallel rows: each thread gets one contiguous range of the iterations
+  /// [begin, end), cut where the output bound (the sum of the operands' pos at the first
+  /// row) is evenly divided, instead of iterations handed out one by one. A thread then
+  /// appends all its rows in one window, so the compaction after the loop moves one run
+  /// per thread (half the output on 2 threads) rather than one per block (all of it).
+  /// `rowAt(c)`: the first row of iteration c; rowAt(end) is the row after the last.
+  Stmt threadRanges(const Loop& l, const Expr& c, const Expr& begin, const Expr& end,
+                    const std::function<Expr(const Expr&)>& rowAt, std::vector<Stmt> body) {
+    std::vector<Stmt> s;
+    Expr nt = declared("nthreads", cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32))), s);
+    Expr base = declared("bound_lo", out_.boundOffset(rowAt(begin)), s);
+    Expr total = declared("bound_n", sub(out_.boundOffset(rowAt(end)), base), s);
+    Expr t = var(sym_.fresh("t"), i64());
+    std::vector<Stmt> range = out_.iterationPrologue();
+    // The first iteration whose row starts at or after the k-th of nt shares of the bound.
+    auto cut = [&](const Expr& k, const std::string& name) {
+      Expr share = add(mul(binary(ExprOp::Div, total, nt), k),
+                       binary(ExprOp::Div, mul(binary(ExprOp::Mod, total, nt), k), nt));
+      Expr target = declared(name + "_target", add(base, share), range);
+      Expr lo = declared(name, begin, range), hi = declared(name + "_hi", end, range);
+      Expr mid = var(sym_.fresh("mid"), i64());
+      Stmt step = block({decl(mid, add(lo, binary(ExprOp::Div, sub(hi, lo), intImm(2)))),
+                         ifThen(lt(out_.boundOffset(rowAt(mid)), target), assign(lo, add(mid, intImm(1))),
+                                assign(hi, mid))});
+      range.push_back(whileLoop(lt(lo, hi), step));
+      return lo;
+    };
+    Expr first = cut(t, l.var.name() + "_from");
+    Expr last = cut(add(t, intImm(1)), l.var.name() + "_to");
+    // The last thread also takes trailing rows the bound gives nothing (empty rows).
+    Expr stop = declared(l.var.name() + "_stop", select(eq(add(t, intImm(1)), nt), end, last), range);
+    std::string unroll = l.unroll > 1 ? "GCC unroll " + std::to_string(l.unroll) : "";
+    range.push_back(forRange(c, first, stop, block(body), unroll));
+    s.push_back(forRange(t, intImm(0), nt, block(range), "omp parallel for schedule(static, 1)"));
+    return block(s);
+  }
+
   /// The body of one iteration of a parallel loop: it starts its own output window
   /// (one-pass parallel assembly); under the temporary strategy it writes the thread's
   /// own copy of the output.
@@ -395,6 +433,11 @@ class LoopLowerer {
       }
     }
     body.push_back(descend(d + 1, e, inner));
+    if (l.parallel && phase_ == Phase::Numeric && out_.rowWindows() && !l.overPositions) {
+      s.push_back(threadRanges(l, c, intImm(0), count, [&](const Expr& k) { return minOf(add(lo, mul(k, size)), hi); },
+                               body));
+      return block(s);
+    }
     s.push_back(threadCopies(l, forRange(c, intImm(0), count, threadBody(l, body), pragma(l))));
     return block(s);
   }
@@ -465,6 +508,10 @@ class LoopLowerer {
       }
       body.push_back(caseChain(d, L.points, env, iv, vv));
       for (int a : its) body.push_back(advance(iv[a], vv));
+      if (loop.parallel && phase_ == Phase::Numeric && out_.rowWindows()) {
+        s.push_back(threadRanges(loop, vv, lo, hi, [](const Expr& r) { return r; }, body));
+        return block(s);
+      }
       s.push_back(threadCopies(loop, forRange(vv, lo, hi, threadBody(loop, body), pragma(loop))));
       return block(s);
     }

@@ -389,10 +389,7 @@ void OutputAssembly::resolve(Env& env, Phase phase, std::vector<Stmt>& s) {
       if (plan_.rowOffsets) {
         // The iteration's first row fixes its window: rows before it hold at most
         // that many entries, so no other iteration writes there.
-        Expr offset = intImm(0);
-        for (auto [in, lvl] : plan_.boundBy)
-          offset = add(offset, cast(i64(), load(sym_.arrays(p_.inputs[in].arg, lvl).pos, env.out.back().pos)));
-        s.push_back(ifThen(lt(q_[next], intImm(0)), assign(q_[next], offset)));
+        s.push_back(ifThen(lt(q_[next], intImm(0)), assign(q_[next], boundOffset(env.out.back().pos))));
         s.push_back(store(rowFrom_, env.out.back().pos, q_[next]));
       }
       s.push_back(decl(rowStart_, q_[next]));
@@ -430,6 +427,13 @@ void OutputAssembly::append(Env& env, Phase phase, int k, std::vector<Stmt>& s) 
 
   }
   for (int l = k; l <= e; l++) env.out.push_back({pos, pos, plus1(pos)});
+}
+
+Expr OutputAssembly::boundOffset(const Expr& row) const {
+  Expr offset = intImm(0);
+  for (auto [in, lvl] : plan_.boundBy)
+    offset = add(offset, cast(i64(), load(sym_.arrays(p_.inputs[in].arg, lvl).pos, row)));
+  return offset;
 }
 
 std::vector<Stmt> OutputAssembly::iterationPrologue() const {

@@ -25,6 +25,12 @@ class OutputAssembly {
   /// Start of each iteration of the parallel loop (one-pass parallel plan: the
   /// iteration's append position is set by its first row).
   std::vector<ir::Stmt> iterationPrologue() const;
+  /// One-pass parallel plan: true when appends find their window from the row (so a
+  /// parallel loop over rows may hand each thread one contiguous range of them).
+  bool rowWindows() const { return plan_.rowOffsets; }
+  /// One-pass parallel plan: the bound's offset at output row `row` (the sum of the
+  /// bounding operands' pos there), where rows from `row` on may start appending.
+  ir::Expr boundOffset(const ir::Expr& row) const;
   /// Resolve every output level whose variables are now bound (locate, append).
   void resolve(Env& env, Phase phase, std::vector<ir::Stmt>& s);
   /// Append the deferred last output levels (env.pendingLevel) at the end of a reduction.
