@@ -113,34 +113,71 @@ static void* tessel_alloc(int64_t n, size_t size, int zero) {
   }
   return zero ? calloc((size_t)n, size) : malloc((size_t)n * size);
 }
-/* One-pass parallel assembly: each parallel iteration appended its rows one after another
-   from its window of the bound (row_from[r]: where row r went); pos now holds the final
-   offsets. Moves every run of rows that follow on to its place, in place and in parallel:
-   first the part of each run's source that later runs' destinations cover is saved
-   (little when few entries merge; a fresh exact-size copy would page-fault the whole
-   output), then all runs move at once. Returns nonzero when the save buffer cannot be had. */
+/* One-pass parallel assembly, after the loops: each thread appended its rows one after
+   another from its window of the bound; row_from[r] is where row r went and pos[r + 1]
+   holds its count. Turns the counts into offsets, then moves every run of rows that
+   follow on to its place, in place, everything in parallel. A long run (one thread's
+   rows) is cut into pieces where that costs little: its rows move by a gap of at most a
+   quarter piece, or lie past the output's end. First the part of each piece's source
+   that later pieces' destinations cover is saved (little when few entries merge; a
+   fresh exact-size copy would page-fault the whole output), then all pieces move at
+   once. Returns the entry count, -1 when it exceeds a 32-bit pos, -2 out of memory. */
 #define TESSEL_POS(r) (pos64 ? ((const int64_t*)pos)[r] : (int64_t)((const int32_t*)pos)[r])
-static int tessel_compact_runs(int64_t rows, const int64_t* row_from, const void* pos, int pos64,
-                               char* crd, size_t cs, char* vals, size_t vs) {
-  int64_t total = TESSEL_POS(rows), nr = 0;
+static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* pos, int pos64,
+                                  char* crd, size_t cs, char* vals, size_t vs) {
+  int64_t nt = omp_get_max_threads(), n = 1, total = 0, nr = 0;
+  int64_t* part = (int64_t*)calloc((size_t)nt + 1, sizeof(int64_t));
+  int64_t* cut = (int64_t*)calloc((size_t)nt + 1, sizeof(int64_t));
   int64_t* head = (int64_t*)malloc((size_t)(rows + 1) * sizeof(int64_t));
-  if (!head) return 1;
-  /* A long run (one thread's rows) is cut into pieces that move in parallel, where that
-     saves little: its rows move by a gap of at most a quarter piece, or lie past the end. */
-  int64_t piece = total / (4 * (int64_t)omp_get_max_threads());
-  if (piece < 4096) piece = 4096;
-  for (int64_t r = 0; r < rows; r++) {
-    if (r == 0 || row_from[r - 1] + (TESSEL_POS(r) - TESSEL_POS(r - 1)) != row_from[r]) {
-      head[nr++] = r;
-    } else if (TESSEL_POS(r) - TESSEL_POS(head[nr - 1]) >= piece) {
-      int64_t gap = row_from[r] - TESSEL_POS(r);
-      if (4 * gap <= piece || row_from[r] >= total) head[nr++] = r;
+  if (!part || !cut || !head) { free(part); free(cut); free(head); return -2; }
+  #pragma omp parallel num_threads(nt)
+  {
+    int64_t t = omp_get_thread_num(), m = omp_get_num_threads();
+    int64_t r0 = rows / m * t + rows % m * t / m, r1 = rows / m * (t + 1) + rows % m * (t + 1) / m, sum = 0;
+    int64_t before = r0 > 0 ? TESSEL_POS(r0) : 0; /* row r0 - 1's count, before it becomes an offset */
+    for (int64_t r = r0; r < r1; r++) sum += TESSEL_POS(r + 1);
+    part[t + 1] = sum;
+    #pragma omp barrier
+    #pragma omp single
+    {
+      n = m;
+      for (int64_t u = 0; u < m; u++) part[u + 1] += part[u];
+      total = part[m];
+    }
+    /* Offsets, and the heads of pieces among this thread's rows, listed from head[r0]. */
+    int64_t k = 0;
+    if (pos64 || total <= 2147483647) {
+      int64_t piece = total / (4 * m), at = part[t], from = at;
+      if (piece < 4096) piece = 4096;
+      for (int64_t r = r0; r < r1; r++) {
+        int64_t count = TESSEL_POS(r + 1);
+        int is = r == 0 || row_from[r - 1] + before != row_from[r];
+        if (!is && at - from >= piece) {
+          int64_t gap = row_from[r] - at;
+          is = 4 * gap <= piece || row_from[r] >= total;
+        }
+        if (is) { head[r0 + k++] = r; from = at; }
+        at += count;
+        before = count;
+        if (pos64) ((int64_t*)pos)[r + 1] = at; else ((int32_t*)pos)[r + 1] = (int32_t)at;
+      }
+    }
+    cut[t + 1] = k;
+    #pragma omp barrier
+    #pragma omp single
+    for (int64_t u = 0; u < m; u++) {
+      int64_t from = rows / m * u + rows % m * u / m;
+      memmove(head + cut[u], head + from, (size_t)(cut[u + 1]) * sizeof(int64_t));
+      cut[u + 1] += cut[u];
     }
   }
+  nr = cut[n];
+  free(part); free(cut);
+  if (!pos64 && total > 2147483647) { free(head); return -1; }
   head[nr] = rows;
-  /* the saved part of run b: source positions in [D(b+1), total) */
+  /* the saved part of piece b: source positions in [D(b+1), total) */
   int64_t* save = (int64_t*)malloc((size_t)(nr + 1) * sizeof(int64_t));
-  if (!save) { free(head); return 1; }
+  if (!save) { free(head); return -2; }
   save[0] = 0;
   for (int64_t b = 0; b < nr; b++) {
     int64_t S = row_from[head[b]], E = S + TESSEL_POS(head[b + 1]) - TESSEL_POS(head[b]), dn = TESSEL_POS(head[b + 1]);
@@ -149,7 +186,7 @@ static int tessel_compact_runs(int64_t rows, const int64_t* row_from, const void
   }
   char* tc = (char*)malloc((size_t)(save[nr] + 1) * cs);
   char* tv = (char*)malloc((size_t)(save[nr] + 1) * vs);
-  if (!tc || !tv) { free(tc); free(tv); free(save); free(head); return 1; }
+  if (!tc || !tv) { free(tc); free(tv); free(save); free(head); return -2; }
   #pragma omp parallel
   {
     #pragma omp for schedule(dynamic, 1)
@@ -175,7 +212,7 @@ static int tessel_compact_runs(int64_t rows, const int64_t* row_from, const void
     }
   }
   free(tc); free(tv); free(save); free(head);
-  return 0;
+  return total;
 }
 #undef TESSEL_POS
 )";

@@ -253,21 +253,19 @@ std::vector<Stmt> OutputAssembly::compactRows() {
   const int k = 1;
   Expr rows = upperSize(s);
   LevelArrays la = sym_.arrays(0, k);
-  Expr t = var(sym_.fresh("t"), i64()), total = var(sym_.fresh("total"), i64());
-  s.push_back(decl(total, intImm(0)));
-  std::vector<Stmt> step = {assign(total, add(total, cast(i64(), load(la.pos, plus1(t)))))};
-  if (p_.args[0].format.posWidth() == IndexWidth::W32)
-    step.push_back(ifThen(binary(ExprOp::Gt, total, intImm(INT32_MAX)),
-                          block({freeArray(rowFrom_), returnCode(TESSEL_ERR_OVERFLOW)})));
-  step.push_back(store(la.pos, plus1(t), cast(scalar(la.pos->type.elem), total)));
-  s.push_back(forRange(t, intImm(0), rows, block(step)));
-  // Runs of rows move into place within the bound-sized arrays (tessel_compact_runs).
+  // Counts -> offsets, and runs of rows moved into place within the bound-sized arrays,
+  // in parallel (tessel_finish_rows).
   bool pos64 = p_.args[0].format.posWidth() == IndexWidth::W64;
   const std::string& vals = sym_.vals(0)->name;
-  s.push_back(raw("if (tessel_compact_runs(" + rows->name + ", " + rowFrom_->name + ", " + la.pos->name + ", " +
-                  (pos64 ? "1" : "0") + ", (char*)" + la.crd->name + ", sizeof(*" + la.crd->name + "), (char*)" +
-                  vals + ", sizeof(*" + vals + "))) { free(" + rowFrom_->name + "); return TESSEL_ERR_NOMEM; }"));
+  Expr total = var(sym_.fresh("total"), i64());
+  s.push_back(decl(total, call("tessel_finish_rows",
+                               {rows, rowFrom_, la.pos, intImm(pos64 ? 1 : 0), var("(char*)" + la.crd->name, i64()),
+                                var("sizeof(*" + la.crd->name + ")", i64()), var("(char*)" + vals, i64()),
+                                var("sizeof(*" + vals + ")", i64())},
+                               i64())));
   s.push_back(freeArray(rowFrom_));
+  s.push_back(ifThen(eq(total, intImm(-1)), returnCode(TESSEL_ERR_OVERFLOW)));
+  s.push_back(ifThen(lt(total, intImm(0)), returnCode(TESSEL_ERR_NOMEM)));
   for (auto& st : shrinkTo(total)) s.push_back(st);
   return s;
 }
