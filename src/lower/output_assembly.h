@@ -22,8 +22,8 @@ class OutputAssembly {
   /// After the loop nest: (symbolic) prefix sums and array allocation; frees.
   std::vector<ir::Stmt> functionEpilogue(Phase phase);
 
-  /// Start of each iteration of the parallel loop (one-pass parallel plan: the
-  /// iteration's append position is set by its first row).
+  /// Start of each iteration of the parallel loop, or of each thread's range of them
+  /// (one-pass parallel plan: the append position is set by the first row).
   std::vector<ir::Stmt> iterationPrologue() const;
   /// One-pass parallel plan: true when appends find their window from the row (so a
   /// parallel loop over rows may hand each thread one contiguous range of them).

@@ -36,10 +36,11 @@ struct OutputPlan {
   /// appends, counts rows and shrinks. Sequential kernels only (a global counter).
   bool singlePass = false;
   std::vector<std::pair<int, int>> boundBy;
-  /// One pass in parallel over rows (CSR output and CSR bounding operands): each
-  /// iteration of the parallel loop appends its rows, in order, from the sum of the
-  /// operands' pos at its first row -- a window of the bound-sized buffer no other
-  /// iteration reaches. Runs of contiguous rows are then copied into exact-size arrays.
+  /// One pass in parallel over rows (CSR output and CSR bounding operands): each thread
+  /// takes one contiguous range of the parallel loop's iterations, cut by the bound, and
+  /// appends its rows in order from the sum of the operands' pos at its first row -- a
+  /// window of the bound-sized buffer no other thread reaches. Runs of rows are then
+  /// moved into place within the same arrays (tessel_finish_rows).
   bool rowOffsets = false;
   /// Workspace filled by one loop per term of a sum (COMET's workspace for
   /// co-iteration): linear in the number of sparse terms, where merging them would
