@@ -171,6 +171,38 @@ TEST(Schedule, OnePassParallelSumsCompactRunsOfRows) {
   }
 }
 
+TEST(Schedule, SpTTVIntoCSRCopiesTheFibersPattern) {
+  // CSF (compressed first level) into CSR: the output's rows are the fibers' segments
+  // scattered to dense rows, its entries the fibers in order (a pattern copy, so values
+  // are computed in parallel without a symbolic pass). Rows the tensor does not store,
+  // an empty tensor, a sparse vector (fibers it misses hold explicit zeros), and a
+  // 4-tensor into dss.
+  std::mt19937_64 rng(31);
+  CooData holes;
+  holes.dims = {40, 9, 7};
+  for (int64_t i = 1; i < 40; i += 6)
+    for (int64_t j = i % 3; j < 9; j += 2) holes.add({i, j, (i + j) % 7}, 1.0 + static_cast<double>(i));
+  for (const CooData& t : {holes, randomCoo({25, 11, 6}, 0.2, rng), randomCoo({5, 4, 3}, 0.0, rng)}) {
+    for (const Format& vf : {DenseFormat(1), fmt("s")}) {
+      std::vector<Operand> ttv = {{"B", t, CSF(3)}, {"c", randomCoo({t.dims[2]}, 0.5, rng), vf}};
+      for (const std::string& s : {"", "parallelize(i)", "split(i,i0,i1,4),parallelize(i0)",
+                                   "pos(i,ip,B),split(ip,p0,p1,3),parallelize(p0)"})
+        expectAllThreads("A(i,j) = B(i,j,k) * c(k)", ttv, CSR(), s);
+    }
+  }
+  std::vector<Operand> four = {{"B", randomCoo({12, 5, 6, 4}, 0.1, rng), CSF(4)},
+                               {"c", randomCoo({4}, 1.0, rng), DenseFormat(1)}};
+  expectAllThreads("A(i,j,k) = B(i,j,k,l) * c(l)", four, fmt("dss"), "parallelize(i)");
+  // The plan is the copy, and its entries are the fibers (one per stored (i, j)).
+  TensorBase B = makeTensor("B", holes, CSF(3)), c = makeTensor("c", randomCoo({7}, 1.0, rng), DenseFormat(1));
+  TensorBase A("A", Datatype::Float64, {40, 9}, CSR());
+  IndexVar i("i"), j("j"), k("k");
+  A(i, j) = B(i, j, k) * c(k);
+  EXPECT_NE(Kernel::emitC(A.assignment(), {}).find("first level scattered to dense rows"), std::string::npos);
+  Kernel::compile(A.assignment(), {})->run(A.assignment(), 2);
+  EXPECT_EQ(A.raw().vals_size, B.raw().crd_size[1]);
+}
+
 TEST(Schedule, ManySparseTermsUseAWorkspace) {
   // Eight CSR terms (a merge would need 255 cases): gathered in a workspace row, one
   // loop per term, sequentially and in parallel, with precompute for a short sum too.

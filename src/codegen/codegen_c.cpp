@@ -102,16 +102,23 @@ static void* tessel_alloc(int64_t n, size_t size, int zero) {
   if (n < 0 || (uint64_t)n > SIZE_MAX / size) return NULL;
   if (n == 0) n = 1;
   size_t bytes = (size_t)n * size, huge = (size_t)2 << 20;
+  void* p = NULL;
   if (bytes >= 4 * huge) {
-    void* p = NULL;
     size_t rounded = (bytes + huge - 1) & ~(huge - 1);
     if (posix_memalign(&p, huge, rounded) == 0) {
       madvise(p, rounded, MADV_HUGEPAGE);
       if (zero) memset(p, 0, bytes);
-      return p;
+    } else {
+      p = NULL;
     }
   }
-  return zero ? calloc((size_t)n, size) : malloc((size_t)n * size);
+  if (!p) p = zero ? calloc((size_t)n, size) : malloc(bytes);
+  /* Tests set TESSEL_POISON: arrays the kernel must fill start as NaN / -1, so an entry
+     it never writes is caught (fresh pages would read as zero). */
+  static int poison = -1;
+  if (poison < 0) poison = getenv("TESSEL_POISON") != NULL;
+  if (p && !zero && poison) memset(p, 0xFF, bytes);
+  return p;
 }
 /* One-pass parallel assembly, after the loops: each thread appended its rows one after
    another from its window of the bound; row_from[r] is where row r went and pos[r + 1]

@@ -280,7 +280,9 @@ std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
     const LevelFormat& lf = level(k);
     LevelArrays la = sym_.arrays(0, k);
     Expr next = var(sym_.fresh("npos"), i64());
-    if (lf.hasPosArray()) {
+    if (lf.hasPosArray() && plan_.denseRoot && k == 1) {
+      for (auto& st : scatterRootSegments(prev, next)) s.push_back(st);
+    } else if (lf.hasPosArray()) {
       Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
       s.push_back(decl(pos));
       s.push_back(alloc(pos, plus1(prev), false));
@@ -299,7 +301,26 @@ std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
       for (auto& st : allocCrd(k, next, srcName)) s.push_back(st);
     prev = next;
   }
-  for (auto& st : allocVals(prev, true)) s.push_back(st);
+  // Zeroed unless the loops store every entry (a value the product never reaches is 0).
+  for (auto& st : allocVals(prev, !plan_.coversSource || plan_.scatter)) s.push_back(st);
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::scatterRootSegments(const Expr& rows, const Expr& next) {
+  // pos[i + 1] = the size of the source's level-1 segment under coordinate i (zero for
+  // rows it does not store), then a prefix sum: row i starts where its segment does.
+  int src = p_.inputs[plan_.patternSource].arg;
+  LevelArrays out = sym_.arrays(0, 1), root = sym_.arrays(src, 0), seg = sym_.arrays(src, 1);
+  Expr pos = var(out.pos->name, ptr(out.pos->type.elem));
+  Expr q = var(sym_.fresh("q"), i64()), r = var(sym_.fresh("r"), i64());
+  Expr size = sub(cast(i64(), load(seg.pos, plus1(q))), cast(i64(), load(seg.pos, q)));
+  Expr at = plus1(cast(i64(), load(root.crd, q)));
+  std::vector<Stmt> s = {decl(pos), alloc(pos, plus1(rows), true),
+                         forRange(q, cast(i64(), load(root.pos, intImm(0))), cast(i64(), load(root.pos, intImm(1))),
+                                  store(pos, at, cast(scalar(out.pos->type.elem), size))),
+                         forRange(r, intImm(0), rows, store(pos, plus1(r), load(pos, r), true)),
+                         setField("pos", 1, pos->name), setField("pos_size", 1, rows->name + " + 1"),
+                         decl(next, cast(i64(), load(pos, rows)))};
   return s;
 }
 
@@ -360,7 +381,7 @@ void OutputAssembly::resolve(Env& env, Phase phase, std::vector<Stmt>& s) {
     if (!env.bound.count(lv[k].id())) return;
     Expr parent = parentPos(env, k);
     const LevelFormat& lf = level(k);
-    if (plan_.kind == OutputKind::PatternCopy) {
+    if (plan_.kind == OutputKind::PatternCopy && !(plan_.denseRoot && k == 0)) {
       const auto& st = env.in[plan_.patternSource];
       if (static_cast<int>(st.size()) <= k) return;
       env.out.push_back(st[k]);

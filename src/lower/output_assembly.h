@@ -59,6 +59,8 @@ class OutputAssembly {
   std::vector<ir::Stmt> assembleDense();
   std::vector<ir::Stmt> assemblePatternCopy();
   std::vector<ir::Stmt> assembleFromCounts();
+  /// Dense-root pattern copy: the output's level-1 pos from the source's segments.
+  std::vector<ir::Stmt> scatterRootSegments(const ir::Expr& rows, const ir::Expr& next);
   /// One-pass plan: allocate pos (zeroed) and crd/vals of the bound.
   std::vector<ir::Stmt> assembleBounded();
   /// One-pass plan, after the numeric loops: row counts -> pos; shrink crd/vals.

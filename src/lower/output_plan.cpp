@@ -20,18 +20,29 @@ bool isFactor(const IndexExpr& e, const ExprNode* target) {
 
 namespace {
 
-int findPatternSource(const Problem& p) {
+/// An input whose leading levels are the output's (same kinds, variables, widths,
+/// unique) and a factor of the whole product, so the output's pattern is a copy of
+/// them. `denseRoot`: also accept a compressed first level where the output's is dense
+/// (its rows come in order, so the entries keep the source's positions).
+int findPatternSource(const Problem& p, bool& denseRoot) {
   const Format& of = p.args[0].format;
   int m = of.order();
   for (size_t a = 0; a < p.inputs.size(); a++) {
     const AccessInfo& in = p.inputs[a];
     const Format& f = p.args[in.arg].format;
     if (f.order() < m || f.posWidth() != of.posWidth() || f.crdWidth() != of.crdWidth()) continue;
-    bool same = true;
-    for (int k = 0; k < m && same; k++)
-      same = f.level(k) == of.level(k) && in.levelVars[k] == p.output.levelVars[k] &&
-             f.levelIsUnique(k);
-    if (same && isFactor(p.assignment.rhs, in.node)) return static_cast<int>(a);
+    bool same = true, root = false;
+    for (int k = 0; k < m && same; k++) {
+      same = in.levelVars[k] == p.output.levelVars[k] && f.levelIsUnique(k);
+      if (k == 0 && m > 1 && of.level(0) == LevelKind::Dense && f.level(0) == LevelKind::Compressed)
+        root = true;
+      else
+        same = same && f.level(k) == of.level(k);
+    }
+    if (same && isFactor(p.assignment.rhs, in.node)) {
+      denseRoot = root;
+      return static_cast<int>(a);
+    }
   }
   return -1;
 }
@@ -137,7 +148,9 @@ void gatherInWorkspace(const Problem& p, OutputPlan& plan, const IndexVar& j) {
 std::string OutputPlan::describe() const {
   switch (kind) {
     case OutputKind::Dense: return "dense output";
-    case OutputKind::PatternCopy: return "output pattern copied from an input; values computed";
+    case OutputKind::PatternCopy:
+      return denseRoot ? "output pattern copied from an input (its first level scattered to dense rows); values computed"
+                       : "output pattern copied from an input; values computed";
     case OutputKind::Append:
       return singlePass ? "one-pass assembly: bounded allocation, numeric fill with row counts, prefix sum, shrink"
                         : "two-phase assembly: symbolic count, prefix sum, numeric fill";
@@ -159,9 +172,17 @@ OutputPlan planOutput(const Problem& p) {
   plan.scatter = firstRedDepth < lastOutDepth;
 
   if (of.isAllDense()) return plan;
-  plan.patternSource = findPatternSource(p);
+  plan.patternSource = findPatternSource(p, plan.denseRoot);
   if (plan.patternSource >= 0) {
     plan.kind = OutputKind::PatternCopy;
+    plan.coversSource = true;
+    for (size_t a = 0; a < p.inputs.size(); a++) {
+      if (static_cast<int>(a) == plan.patternSource) continue;
+      const Format& f = p.args[p.inputs[a].arg].format;
+      for (size_t k = 0; k < p.inputs[a].levelVars.size(); k++)
+        if (f.level(static_cast<int>(k)) != LevelKind::Dense && p.isOutputVar(p.inputs[a].levelVars[k]))
+          plan.coversSource = false;
+    }
     return plan;
   }
 

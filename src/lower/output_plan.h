@@ -23,6 +23,14 @@ enum class OutputKind { Dense, PatternCopy, Append, Workspace };
 struct OutputPlan {
   OutputKind kind = OutputKind::Dense;
   int patternSource = -1;   ///< PatternCopy: index into Problem::inputs
+  /// PatternCopy whose source stores the first level compressed where the output's is
+  /// dense (SpTTV from CSF into CSR): the source's level-1 segments are scattered to
+  /// their rows for pos; crd and every position below are the source's, in its order.
+  bool denseRoot = false;
+  /// PatternCopy: no other operand is sparse at the output's variables, so the loops
+  /// store every entry of the copied pattern and its values need no zeroing (unless
+  /// `scatter`: then they accumulate).
+  bool coversSource = false;
   int workspaceLevel = -1;  ///< Workspace: output level held in the workspace (the last)
   int workspaceDepth = -1;  ///< Workspace: loop depth at which a workspace row starts
   bool scatter = false;     ///< a reduction loop encloses the output's last variable
