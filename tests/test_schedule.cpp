@@ -233,6 +233,36 @@ TEST(Schedule, SpGEMMLongRowsSortedOrScanned) {
   }
 }
 
+TEST(Schedule, SequentialWorkspaceRowsGrowTheOutput) {
+  // On one thread a workspace row is appended as soon as it is gathered, into arrays
+  // that start at the operands' size and double: outputs many times larger than their
+  // operands, an empty one, a vector and a 3-level output, and a sum gathered by
+  // precompute; each against the reference.
+  std::mt19937_64 rng(41);
+  std::vector<Operand> wide = {{"B", randomCoo({30, 12}, 0.5, rng), CSR()},
+                               {"C", randomCoo({12, 300}, 0.3, rng), CSR()}};
+  std::vector<Operand> none = {{"B", randomCoo({30, 12}, 0.0, rng), CSR()},
+                               {"C", randomCoo({12, 300}, 0.3, rng), CSR()}};
+  for (const auto* in : {&wide, &none})
+    for (const std::string& s : {"", "split(i,i0,i1,7)"})
+      expectAllThreads("A(i,j) = B(i,k) * C(k,j)", *in, CSR(), s);
+  std::vector<Operand> vec = {{"b", randomCoo({12}, 0.6, rng), fmt("s")},
+                              {"C", randomCoo({12, 500}, 0.4, rng), CSR()}};
+  expectAllThreads("a(j) = b(k) * C(k,j)", vec, fmt("s"), "");
+  std::vector<Operand> three = {{"B", randomCoo({4, 5, 6}, 0.6, rng), fmt("dds")},
+                                {"C", randomCoo({6, 90}, 0.5, rng), CSR()}};
+  expectAllThreads("A(i,j,l) = B(i,j,k) * C(k,l)", three, fmt("dds"), "");
+  std::vector<Operand> sum = {{"B", randomCoo({20, 400}, 0.3, rng), CSR()},
+                              {"C", randomCoo({20, 400}, 0.3, rng), CSR()}};
+  expectAllThreads("A(i,j) = B(i,j) - C(i,j)", sum, CSR(), "precompute(j)");
+  TensorBase B = makeTensor("B", wide[0].data, CSR()), C = makeTensor("C", wide[1].data, CSR());
+  TensorBase A("A", Datatype::Float64, {30, 300}, CSR());
+  IndexVar i("i"), j("j"), k("k");
+  A(i, j) = B(i, k) * C(k, j);
+  EXPECT_NE(Kernel::emitC(A.assignment(), {}).find("one-pass assembly (rows appended to growing arrays)"),
+            std::string::npos);
+}
+
 TEST(Schedule, DenseTilingReorderAndBound) {
   std::mt19937_64 rng(3);
   std::vector<Operand> in = {{"B", randomCoo({13, 11}, 1.0, rng), DenseFormat(2)},

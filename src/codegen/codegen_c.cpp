@@ -120,6 +120,33 @@ static void* tessel_alloc(int64_t n, size_t size, int zero) {
   if (p && !zero && poison) memset(p, 0xFF, bytes);
   return p;
 }
+/* Grow an output's crd and vals arrays together to hold at least `need` entries
+   (doubling), keeping their contents; *cap is updated. Nonzero when memory runs out.
+   New arrays come from tessel_alloc (huge pages for large ones; realloc would keep
+   small pages) and always move, so under TESSEL_POISON a stale pointer shows. */
+static void* tessel_regrow(void* p, size_t size, int64_t old, int64_t n) {
+  void* q = tessel_alloc(n, size, 0);
+  if (!q) return NULL;
+  memcpy(q, p, (size_t)old * size);
+  if (getenv("TESSEL_POISON")) memset(p, 0xFF, (size_t)old * size);
+  free(p);
+  return q;
+}
+static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64_t* cap, int64_t need) {
+  int64_t c = *cap > 0 ? *cap : 1;
+  while (c < need) {
+    if (c > INT64_MAX / 2) return 1;
+    c *= 2;
+  }
+  void* nc = tessel_regrow(*crd, cs, *cap, c);
+  if (!nc) return 1;
+  *crd = nc;
+  void* nv = tessel_regrow(*vals, vs, *cap, c);
+  if (!nv) return 1;
+  *vals = nv;
+  *cap = c;
+  return 0;
+}
 /* One-pass parallel assembly, after the loops: each thread appended its rows one after
    another from its window of the bound; row_from[r] is where row r went and pos[r + 1]
    holds its count. Turns the counts into offsets, then moves every run of rows that

@@ -40,7 +40,7 @@ class LoopLowerer {
     int loops = static_cast<int>(nest.loops.size());
     if (phase == Phase::Numeric) {
       depthLimit_ = loops;
-    } else if (plan.singlePass) {
+    } else if (plan.singlePass || plan.growRows) {
       depthLimit_ = 0;  // assembly only allocates
     } else {
       std::vector<IndexVar> needed(p.order.begin(), p.order.begin() + plan.symbolicDepth);
@@ -59,7 +59,8 @@ class LoopLowerer {
     for (auto& st : boundChecks()) s.push_back(st);
     for (auto& st : out_.functionPrologue(phase_)) s.push_back(st);
     out_.resolve(env, phase_, s);
-    s.push_back(descend(0, p_.assignment.rhs, env));
+    if (!(phase_ == Phase::Symbolic && plan_.growRows))  // (assembly only allocates)
+      s.push_back(descend(0, p_.assignment.rhs, env));
     for (auto& st : out_.functionEpilogue(phase_)) s.push_back(st);
     return block(s);
   }

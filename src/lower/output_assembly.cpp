@@ -35,6 +35,7 @@ OutputAssembly::OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols
   }
   rowStart_ = var(sym.fresh("row_start"), i64());
   rowFrom_ = var(sym.fresh("row_from"), ptr(Datatype::Int64));
+  capacity_ = var(sym.fresh("capacity"), i64());
 }
 
 int OutputAssembly::chainEnd(int k) const {
@@ -94,6 +95,12 @@ std::vector<Stmt> OutputAssembly::allocVals(const Expr& count, bool zero) {
 
 std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
   std::vector<Stmt> s;
+  if (plan_.growRows) {
+    if (phase == Phase::Symbolic) return assembleGrowable();
+    int k = order() - 1;
+    s.push_back(decl(q_[k], intImm(0)));
+    s.push_back(decl(capacity_, field(var(sym_.tensorName(0), i64()), "vals_size", i64())));
+  }
   if (plan_.singlePass) {
     if (phase == Phase::Symbolic) return assembleBounded();
     if (plan_.rowOffsets) {
@@ -151,6 +158,7 @@ std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
 std::vector<Stmt> OutputAssembly::functionEpilogue(Phase phase) {
   std::vector<Stmt> s;
   if (plan_.singlePass) return phase == Phase::Numeric ? finishBounded() : s;
+  if (plan_.growRows && phase == Phase::Symbolic) return s;  // assembly only allocated
   if (phase == Phase::Symbolic &&
       (plan_.kind == OutputKind::Append || plan_.kind == OutputKind::Workspace))
     s = assembleFromCounts();
@@ -159,6 +167,8 @@ std::vector<Stmt> OutputAssembly::functionEpilogue(Phase phase) {
     s.push_back(freeArray(wMarkAll_));
     s.push_back(freeArray(wListAll_));
   }
+  if (plan_.growRows)
+    for (auto& st : finishBounded()) s.push_back(st);
   return s;
 }
 
@@ -214,6 +224,51 @@ std::vector<Stmt> OutputAssembly::assembleBounded() {
   s.push_back(setField("vals", -1, vals->name));
   s.push_back(setField("vals_size", -1, bound->name));
   return s;
+}
+
+std::vector<Stmt> OutputAssembly::assembleGrowable() {
+  std::vector<Stmt> s;
+  int k = order() - 1;
+  Expr rows = upperSize(s);
+  LevelArrays la = sym_.arrays(0, k);
+  Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
+  s.push_back(decl(pos));
+  s.push_back(alloc(pos, plus1(rows), true));
+  s.push_back(setField("pos", k, pos->name));
+  s.push_back(setField("pos_size", k, rows->name + " + 1"));
+  // First guess: four times the entries the sparse operands store (products of sparse
+  // matrices usually hold a few times more), arrays doubling from there. Pages never
+  // written are never faulted in, and the arrays are shrunk to the result at the end.
+  Expr guess = var(sym_.fresh("guess"), i64());
+  s.push_back(decl(guess, intImm(1)));
+  for (const AccessInfo& in : p_.inputs) {
+    const Format& f = p_.args[in.arg].format;
+    if (f.isAllDense()) continue;
+    std::string size = sym_.tensorName(in.arg) + "->vals_size";
+    s.push_back(ifThen(binary(ExprOp::Lt, var(size, i64()), intImm(int64_t{1} << 58)),
+                       assign(guess, add(guess, mul(var(size, i64()), intImm(4))))));
+  }
+  for (auto& st : allocCrd(k, guess, "")) s.push_back(st);
+  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
+  s.push_back(decl(vals));
+  s.push_back(alloc(vals, guess, false));
+  s.push_back(setField("vals", -1, vals->name));
+  s.push_back(setField("vals_size", -1, guess->name));
+  return s;
+}
+
+Stmt OutputAssembly::ensureRoom(const Expr& q, const Expr& count) const {
+  int k = order() - 1;
+  const std::string& a = sym_.tensorName(0);
+  const std::string crd = sym_.arrays(0, k).crd->name, vals = sym_.vals(0)->name;
+  std::string ks = std::to_string(k);
+  // The workspace is freed on failure; the runtime frees the output's arrays.
+  return raw("if (" + q->name + " + " + count->name + " > " + capacity_->name + ") {\n" +
+             "    if (tessel_grow_pair(&" + a + "->crd[" + ks + "], sizeof(*" + crd + "), &" + a + "->vals, sizeof(*" +
+             vals + "), &" + capacity_->name + ", " + q->name + " + " + count->name + ")) { free(" +
+             wValsAll_->name + "); free(" + wMarkAll_->name + "); free(" + wListAll_->name +
+             "); return TESSEL_ERR_NOMEM; }\n    " + crd + " = " + a + "->crd[" + ks + "];\n    " + vals + " = " +
+             a + "->vals;\n  }");
 }
 
 std::vector<Stmt> OutputAssembly::finishBounded() {
@@ -510,7 +565,15 @@ Stmt OutputAssembly::workspaceRegion(const Env& env, Phase phase, const Stmt& in
     Expr q = var(sym_.fresh("q" + sym_.tensorName(0) + std::to_string(k)), i64());
     Expr j = var(sym_.fresh("jw"), i64());
     const LevelArrays& la = sym_.arrays(0, k);
-    s.push_back(decl(q, cast(i64(), load(la.pos, parent))));
+    if (plan_.growRows) {
+      // Appended after the rows before; the row's count goes to pos (prefix-summed later).
+      s.push_back(ensureRoom(q_[k], wN_));
+      s.push_back(decl(q, q_[k]));
+      s.push_back(store(la.pos, plus1(parent), cast(scalar(la.pos->type.elem), wN_)));
+      s.push_back(assign(q_[k], add(q_[k], wN_)));
+    } else {
+      s.push_back(decl(q, cast(i64(), load(la.pos, parent))));
+    }
     s.push_back(forRange(
         t, intImm(0), wN_,
         block({decl(j, load(wList_, t)),

@@ -61,6 +61,10 @@ class OutputAssembly {
   std::vector<ir::Stmt> assembleFromCounts();
   /// Dense-root pattern copy: the output's level-1 pos from the source's segments.
   std::vector<ir::Stmt> scatterRootSegments(const ir::Expr& rows, const ir::Expr& next);
+  /// Growing rows: allocate pos (zeroed) and crd/vals of a first guess.
+  std::vector<ir::Stmt> assembleGrowable();
+  /// Growing rows: make room for `count` more entries after `q`.
+  ir::Stmt ensureRoom(const ir::Expr& q, const ir::Expr& count) const;
   /// One-pass plan: allocate pos (zeroed) and crd/vals of the bound.
   std::vector<ir::Stmt> assembleBounded();
   /// One-pass plan, after the numeric loops: row counts -> pos; shrink crd/vals.
@@ -89,6 +93,7 @@ class OutputAssembly {
   ir::Expr wVals_, wMark_, wList_, wN_;
   ir::Expr rowStart_;  ///< one-pass plan: where the current row's entries start
   ir::Expr rowFrom_;   ///< one-pass parallel plan: per row, where its entries were appended
+  ir::Expr capacity_;  ///< growing rows: entries the output's crd/vals hold
   /// Workspace arrays for all threads (one row each when private); wVals_.. point into them.
   ir::Expr wValsAll_, wMarkAll_, wListAll_;
 };

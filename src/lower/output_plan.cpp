@@ -154,9 +154,11 @@ std::string OutputPlan::describe() const {
     case OutputKind::Append:
       return singlePass ? "one-pass assembly: bounded allocation, numeric fill with row counts, prefix sum, shrink"
                         : "two-phase assembly: symbolic count, prefix sum, numeric fill";
-    case OutputKind::Workspace:
-      return termLoops ? "two-phase assembly through a dense workspace row, one loop per term of the sum"
-                       : "two-phase assembly through a dense workspace row (reduction before the output's last variable)";
+    case OutputKind::Workspace: {
+      std::string how = growRows ? "one-pass assembly (rows appended to growing arrays)" : "two-phase assembly";
+      return how + (termLoops ? " through a dense workspace row, one loop per term of the sum"
+                              : " through a dense workspace row (reduction before the output's last variable)");
+    }
   }
   return "";
 }

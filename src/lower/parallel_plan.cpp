@@ -57,7 +57,12 @@ ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& ne
   plan.scatter = plan.scatter || accumulate;
 
   pp.loop = nest.parallelLoop();
-  if (pp.loop < 0) return pp;
+  if (pp.loop < 0) {
+    bool upperDense = true;
+    for (int k = 0; k + 1 < of.order(); k++) upperDense &= of.level(k) == LevelKind::Dense;
+    plan.growRows = plan.kind == OutputKind::Workspace && upperDense && plan.workspaceLevel == of.order() - 1;
+    return pp;
+  }
   const Loop& l = nest.loops[pp.loop];
   auto fail = [&](const std::string& why) { throw ScheduleError("schedule command " + l.parallelCommand + ": " + why); };
   std::vector<IndexVar> t = l.touches();
