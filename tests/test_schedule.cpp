@@ -233,18 +233,19 @@ TEST(Schedule, SpGEMMLongRowsSortedOrScanned) {
   }
 }
 
-TEST(Schedule, SequentialWorkspaceRowsGrowTheOutput) {
-  // On one thread a workspace row is appended as soon as it is gathered, into arrays
-  // that start at the operands' size and double: outputs many times larger than their
-  // operands, an empty one, a vector and a 3-level output, and a sum gathered by
-  // precompute; each against the reference.
+TEST(Schedule, WorkspaceRowsGrowTheOutput) {
+  // A workspace row is appended as soon as it is gathered, into arrays that start at a
+  // guess and double -- sequentially, or per thread over contiguous blocks of rows, then
+  // joined: outputs many times larger than their operands, an empty one, a vector and a
+  // 3-level output, and a sum gathered by precompute; each against the reference.
   std::mt19937_64 rng(41);
   std::vector<Operand> wide = {{"B", randomCoo({30, 12}, 0.5, rng), CSR()},
                                {"C", randomCoo({12, 300}, 0.3, rng), CSR()}};
   std::vector<Operand> none = {{"B", randomCoo({30, 12}, 0.0, rng), CSR()},
                                {"C", randomCoo({12, 300}, 0.3, rng), CSR()}};
   for (const auto* in : {&wide, &none})
-    for (const std::string& s : {"", "split(i,i0,i1,7)"})
+    for (const std::string& s : {"", "split(i,i0,i1,7)", "split(i,i0,i1,1),parallelize(i0)",
+                                 "divide(i,i0,i1,3),parallelize(i0)", "split(i,i0,i1,64),parallelize(i0)"})
       expectAllThreads("A(i,j) = B(i,k) * C(k,j)", *in, CSR(), s);
   std::vector<Operand> vec = {{"b", randomCoo({12}, 0.6, rng), fmt("s")},
                               {"C", randomCoo({12, 500}, 0.4, rng), CSR()}};
@@ -255,12 +256,16 @@ TEST(Schedule, SequentialWorkspaceRowsGrowTheOutput) {
   std::vector<Operand> sum = {{"B", randomCoo({20, 400}, 0.3, rng), CSR()},
                               {"C", randomCoo({20, 400}, 0.3, rng), CSR()}};
   expectAllThreads("A(i,j) = B(i,j) - C(i,j)", sum, CSR(), "precompute(j)");
+  expectAllThreads("A(i,j) = B(i,j) - C(i,j)", sum, CSR(), "precompute(j),split(i,i0,i1,3),parallelize(i0)");
   TensorBase B = makeTensor("B", wide[0].data, CSR()), C = makeTensor("C", wide[1].data, CSR());
   TensorBase A("A", Datatype::Float64, {30, 300}, CSR());
   IndexVar i("i"), j("j"), k("k");
   A(i, j) = B(i, k) * C(k, j);
-  EXPECT_NE(Kernel::emitC(A.assignment(), {}).find("one-pass assembly (rows appended to growing arrays)"),
-            std::string::npos);
+  for (const std::string& s : {"", "split(i,i0,i1,4),parallelize(i0)"})
+    EXPECT_NE(Kernel::emitC(A.assignment(), parseSchedule(s, A.assignment()))
+                  .find("one-pass assembly (rows appended to growing arrays)"),
+              std::string::npos)
+        << s;
 }
 
 TEST(Schedule, DenseTilingReorderAndBound) {

@@ -147,6 +147,34 @@ static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64
   *cap = c;
   return 0;
 }
+/* Growing workspace rows in parallel, after the loop: thread t appended its range of
+   rows to crd[t] / vals[t] (n[t + 1] entries, n[0] = 0). Joins them, in thread order,
+   into new exact-size arrays (copies in parallel), frees the threads' arrays and the
+   output's old ones, and returns the entry count; -2 when memory ran out (failed). */
+static int64_t tessel_join_threads(int64_t nt, int64_t* crd, int64_t* vals, int64_t* n, size_t cs, size_t vs,
+                                   void** out_crd, void** out_vals, int64_t failed) {
+  for (int64_t t = 0; t < nt; t++) n[t + 1] += n[t];
+  char* c = failed ? NULL : (char*)tessel_alloc(n[nt], cs, 0);
+  char* v = failed ? NULL : (char*)tessel_alloc(n[nt], vs, 0);
+  int ok = c && v;
+  #pragma omp parallel for schedule(static, 1)
+  for (int64_t t = 0; t < nt; t++) {
+    char* tc = (char*)(intptr_t)crd[t];
+    char* tv = (char*)(intptr_t)vals[t];
+    if (ok && n[t + 1] > n[t]) {
+      memcpy(c + n[t] * cs, tc, (size_t)(n[t + 1] - n[t]) * cs);
+      memcpy(v + n[t] * vs, tv, (size_t)(n[t + 1] - n[t]) * vs);
+    }
+    free(tc);
+    free(tv);
+  }
+  if (!ok) { free(c); free(v); return -2; }
+  free(*out_crd);
+  free(*out_vals);
+  *out_crd = c;
+  *out_vals = v;
+  return n[nt];
+}
 /* One-pass parallel assembly, after the loops: each thread appended its rows one after
    another from its window of the bound; row_from[r] is where row r went and pos[r + 1]
    holds its count. Turns the counts into offsets, then moves every run of rows that

@@ -331,6 +331,7 @@ class LoopLowerer {
     Expr stop = declared(l.var.name() + "_stop", select(eq(add(t, intImm(1)), nt), end, last), range);
     std::string unroll = l.unroll > 1 ? "GCC unroll " + std::to_string(l.unroll) : "";
     range.push_back(forRange(c, first, stop, block(body), unroll));
+    for (auto& st : out_.rangeEpilogue(t)) range.push_back(st);
     s.push_back(forRange(t, intImm(0), nt, block(range), "omp parallel for schedule(static, 1)"));
     return block(s);
   }

@@ -36,6 +36,10 @@ OutputAssembly::OutputAssembly(const Problem& p, const OutputPlan& plan, Symbols
   rowStart_ = var(sym.fresh("row_start"), i64());
   rowFrom_ = var(sym.fresh("row_from"), ptr(Datatype::Int64));
   capacity_ = var(sym.fresh("capacity"), i64());
+  tCrd_ = var(sym.fresh("thread_crd"), ptr(Datatype::Int64));
+  tVals_ = var(sym.fresh("thread_vals"), ptr(Datatype::Int64));
+  tCount_ = var(sym.fresh("thread_n"), ptr(Datatype::Int64));
+  failed_ = var(sym.fresh("failed"), i64());
 }
 
 int OutputAssembly::chainEnd(int k) const {
@@ -100,6 +104,15 @@ std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
     int k = order() - 1;
     s.push_back(decl(q_[k], intImm(0)));
     s.push_back(decl(capacity_, field(var(sym_.tensorName(0), i64()), "vals_size", i64())));
+    if (threadBuffers()) {
+      // Per thread: its arrays and entry count (slot t + 1), filled at the end of its range.
+      Expr nt = plus1(cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32))));
+      for (const Expr& a : {tCrd_, tVals_, tCount_}) {
+        s.push_back(decl(a));
+        s.push_back(alloc(a, nt, true));
+      }
+      s.push_back(decl(failed_, intImm(0)));
+    }
   }
   if (plan_.singlePass) {
     if (phase == Phase::Symbolic) return assembleBounded();
@@ -166,6 +179,20 @@ std::vector<Stmt> OutputAssembly::functionEpilogue(Phase phase) {
     if (phase == Phase::Numeric) s.push_back(freeArray(wValsAll_));
     s.push_back(freeArray(wMarkAll_));
     s.push_back(freeArray(wListAll_));
+  }
+  if (threadBuffers()) {
+    // The threads' arrays, in row order, become the output's (tessel_join_threads).
+    int k = order() - 1;
+    const std::string& a = sym_.tensorName(0);
+    std::string ks = std::to_string(k), crd = sym_.arrays(0, k).crd->name, vals = sym_.vals(0)->name;
+    s.push_back(assign(q_[k], call("tessel_join_threads",
+                                   {cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32))), tCrd_,
+                                    tVals_, tCount_, var("sizeof(*" + crd + ")", i64()),
+                                    var("sizeof(*" + vals + ")", i64()), var("&" + a + "->crd[" + ks + "]", i64()),
+                                    var("&" + a + "->vals", i64()), failed_},
+                                   i64())));
+    for (const Expr& arr : {tCrd_, tVals_, tCount_}) s.push_back(freeArray(arr));
+    s.push_back(ifThen(lt(q_[k], intImm(0)), returnCode(TESSEL_ERR_NOMEM)));
   }
   if (plan_.growRows)
     for (auto& st : finishBounded()) s.push_back(st);
@@ -262,6 +289,11 @@ Stmt OutputAssembly::ensureRoom(const Expr& q, const Expr& count) const {
   const std::string& a = sym_.tensorName(0);
   const std::string crd = sym_.arrays(0, k).crd->name, vals = sym_.vals(0)->name;
   std::string ks = std::to_string(k);
+  if (threadBuffers())  // the thread's own arrays; a failure drops the row (see iterationPrologue)
+    return raw("if (" + q->name + " + " + count->name + " > " + capacity_->name + " &&\n    tessel_grow_pair((void**)&" +
+               crd + ", sizeof(*" + crd + "), (void**)&" + vals + ", sizeof(*" + vals + "), &" + capacity_->name +
+               ", " + q->name + " + " + count->name + ")) {\n    " + failed_->name + " = 1;\n    " + count->name +
+               " = 0;\n  }");
   // The workspace is freed on failure; the runtime frees the output's arrays.
   return raw("if (" + q->name + " + " + count->name + " > " + capacity_->name + ") {\n" +
              "    if (tessel_grow_pair(&" + a + "->crd[" + ks + "], sizeof(*" + crd + "), &" + a + "->vals, sizeof(*" +
@@ -507,12 +539,46 @@ Expr OutputAssembly::boundOffset(const Expr& row) const {
   Expr offset = intImm(0);
   for (auto [in, lvl] : plan_.boundBy)
     offset = add(offset, cast(i64(), load(sym_.arrays(p_.inputs[in].arg, lvl).pos, row)));
+  if (!threadBuffers()) return offset;
+  // Workspace rows: the work before a row is about the entries of the CSR operands over
+  // the output's rows (SpGEMM's A), plus one per row.
+  offset = row;
+  for (const AccessInfo& in : p_.inputs) {
+    const Format& f = p_.args[in.arg].format;
+    if (f.order() >= 2 && f.level(0) == LevelKind::Dense && sym_.level(in.arg, 1).hasPosArray() &&
+        in.levelVars[0] == p_.output.levelVars[0])
+      offset = add(offset, cast(i64(), load(sym_.arrays(in.arg, 1).pos, row)));
+  }
   return offset;
 }
 
 std::vector<Stmt> OutputAssembly::iterationPrologue() const {
+  if (threadBuffers()) {
+    // The thread's own arrays (shadowing the output's), a share of the first guess.
+    int k = order() - 1;
+    const LevelArrays& la = sym_.arrays(0, k);
+    Expr crd = var(la.crd->name, ptr(la.crd->type.elem)), vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
+    Expr nt = cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32)));
+    Expr guess = field(var(sym_.tensorName(0), i64()), "vals_size", i64());
+    std::string c = capacity_->name;
+    // No return inside the parallel loop: a failure is flagged, and the thread's rows
+    // are dropped (the kernel then reports it).
+    return {decl(q_[k], intImm(0)), decl(capacity_, plus1(binary(ExprOp::Div, guess, nt))),
+            decl(crd, call("tessel_alloc", {capacity_, var("sizeof(*" + crd->name + ")", i64()), intImm(0)}, crd->type)),
+            decl(vals,
+                 call("tessel_alloc", {capacity_, var("sizeof(*" + vals->name + ")", i64()), intImm(0)}, vals->type)),
+            raw("if (!" + crd->name + " || !" + vals->name + ") { " + failed_->name + " = 1; " + c + " = 0; }")};
+  }
   if (!plan_.rowOffsets) return {};
   return {decl(q_[order() - 1], intImm(-1))};
+}
+
+std::vector<Stmt> OutputAssembly::rangeEpilogue(const Expr& t) const {
+  if (!threadBuffers()) return {};
+  int k = order() - 1;
+  const std::string crd = sym_.arrays(0, k).crd->name, vals = sym_.vals(0)->name;
+  return {store(tCrd_, t, var("(int64_t)(intptr_t)" + crd, i64())),
+          store(tVals_, t, var("(int64_t)(intptr_t)" + vals, i64())), store(tCount_, plus1(t), q_[k])};
 }
 
 void OutputAssembly::appendPending(Env& env, Phase phase, std::vector<Stmt>& s) {

@@ -27,9 +27,15 @@ class OutputAssembly {
   std::vector<ir::Stmt> iterationPrologue() const;
   /// One-pass parallel plan: true when appends find their window from the row (so a
   /// parallel loop over rows may hand each thread one contiguous range of them).
-  bool rowWindows() const { return plan_.rowOffsets; }
+  bool rowWindows() const { return plan_.rowOffsets || threadBuffers(); }
+  /// Growing workspace rows under a parallel loop: each thread's range of rows goes to
+  /// its own arrays, joined after the loop.
+  bool threadBuffers() const { return plan_.growRows && pp_.loop >= 0; }
+  /// End of each thread's range of iterations `t` (thread buffers: publish them).
+  std::vector<ir::Stmt> rangeEpilogue(const ir::Expr& t) const;
   /// One-pass parallel plan: the bound's offset at output row `row` (the sum of the
-  /// bounding operands' pos there), where rows from `row` on may start appending.
+  /// bounding operands' pos there), where rows from `row` on may start appending; for
+  /// thread buffers, an estimate of the work before the row (to cut threads' ranges).
   ir::Expr boundOffset(const ir::Expr& row) const;
   /// Resolve every output level whose variables are now bound (locate, append).
   void resolve(Env& env, Phase phase, std::vector<ir::Stmt>& s);
@@ -94,6 +100,7 @@ class OutputAssembly {
   ir::Expr rowStart_;  ///< one-pass plan: where the current row's entries start
   ir::Expr rowFrom_;   ///< one-pass parallel plan: per row, where its entries were appended
   ir::Expr capacity_;  ///< growing rows: entries the output's crd/vals hold
+  ir::Expr tCrd_, tVals_, tCount_, failed_;  ///< thread buffers: per thread, and a failure flag
   /// Workspace arrays for all threads (one row each when private); wVals_.. point into them.
   ir::Expr wValsAll_, wMarkAll_, wListAll_;
 };

@@ -50,11 +50,12 @@ struct OutputPlan {
   /// window of the bound-sized buffer no other thread reaches. Runs of rows are then
   /// moved into place within the same arrays (tessel_finish_rows).
   bool rowOffsets = false;
-  /// Workspace, sequential, dense levels above the workspace's: each row is appended
-  /// as soon as it is gathered, into arrays that double when full, and the row counts
-  /// prefix-summed after the loops -- one pass, where the two-phase plan would gather
-  /// every row twice (the symbolic count costs about as much as the numeric fill).
-  /// Set by planParallel (a parallel loop keeps two phases: rows' offsets are unknown).
+  /// Workspace, dense levels above the workspace's: each row is appended as soon as it
+  /// is gathered, into arrays that double when full, and the row counts prefix-summed
+  /// after the loops -- one pass, where the two-phase plan would gather every row twice
+  /// (the symbolic count costs about as much as the numeric fill). Set by planParallel:
+  /// sequentially, or under a parallel block loop over a CSR output's rows (each thread
+  /// fills its own arrays for one contiguous range of blocks; they are joined after).
   bool growRows = false;
   /// Workspace filled by one loop per term of a sum (COMET's workspace for
   /// co-iteration): linear in the number of sparse terms, where merging them would

@@ -79,6 +79,10 @@ ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& ne
            (of.order() ? p.output.levelVars[0].name() : std::string("-")) +
            "), with one compressed level below (e.g. CSR)");
     pp.privateWorkspace = plan.kind == OutputKind::Workspace;
+    // Workspace rows in one pass: each thread appends its contiguous range of blocks to
+    // its own growing arrays, joined in order after the loop (CSR, a block loop).
+    plan.growRows = plan.kind == OutputKind::Workspace && of.order() == 2 && plan.workspaceLevel == 1 &&
+                    l.kind == Loop::Kind::Chunk && !l.overPositions;
     // One pass needs a global append counter, unless rows find their own offsets.
     plan.rowOffsets = plan.singlePass && rowsHaveOffsets(p, plan);
     plan.singlePass = plan.rowOffsets;
