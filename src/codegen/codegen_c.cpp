@@ -98,6 +98,13 @@ static int tessel_grow_i64(void* arrp, int64_t* cap, int64_t need) {
 }
 /* Large arrays are 2 MB-aligned and asked to be backed by huge pages: filling a fresh
    output otherwise takes one page fault per 4 KB. Still released with free(). */
+/* Tests set TESSEL_POISON: arrays the kernel must fill start as NaN / -1, so an entry
+   it never writes is caught (fresh pages would read as zero). */
+static int tessel_poisoning(void) {
+  static int poison = -1;
+  if (poison < 0) poison = getenv("TESSEL_POISON") != NULL;
+  return poison;
+}
 static void* tessel_alloc(int64_t n, size_t size, int zero) {
   if (n < 0 || (uint64_t)n > SIZE_MAX / size) return NULL;
   if (n == 0) n = 1;
@@ -113,11 +120,7 @@ static void* tessel_alloc(int64_t n, size_t size, int zero) {
     }
   }
   if (!p) p = zero ? calloc((size_t)n, size) : malloc(bytes);
-  /* Tests set TESSEL_POISON: arrays the kernel must fill start as NaN / -1, so an entry
-     it never writes is caught (fresh pages would read as zero). */
-  static int poison = -1;
-  if (poison < 0) poison = getenv("TESSEL_POISON") != NULL;
-  if (p && !zero && poison) memset(p, 0xFF, bytes);
+  if (p && !zero && tessel_poisoning()) memset(p, 0xFF, bytes);
   return p;
 }
 /* Grow an output's crd and vals arrays together to hold at least `need` entries
@@ -128,7 +131,7 @@ static void* tessel_regrow(void* p, size_t size, int64_t old, int64_t n) {
   void* q = tessel_alloc(n, size, 0);
   if (!q) return NULL;
   memcpy(q, p, (size_t)old * size);
-  if (getenv("TESSEL_POISON")) memset(p, 0xFF, (size_t)old * size);
+  if (tessel_poisoning()) memset(p, 0xFF, (size_t)old * size);
   free(p);
   return q;
 }
@@ -185,6 +188,8 @@ static int64_t tessel_join_threads(int64_t nt, int64_t* crd, int64_t* vals, int6
    fresh exact-size copy would page-fault the whole output), then all pieces move at
    once. Returns the entry count, -1 when it exceeds a 32-bit pos, -2 out of memory. */
 #define TESSEL_POS(r) (pos64 ? ((const int64_t*)pos)[r] : (int64_t)((const int32_t*)pos)[r])
+/* The first of n items in share t of m (shares differ by at most one). */
+static inline int64_t tessel_share(int64_t n, int64_t m, int64_t t) { return n / m * t + n % m * t / m; }
 static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* pos, int pos64,
                                   char* crd, size_t cs, char* vals, size_t vs) {
   int64_t nt = omp_get_max_threads(), n = 1, total = 0, nr = 0;
@@ -195,7 +200,7 @@ static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* p
   #pragma omp parallel num_threads(nt)
   {
     int64_t t = omp_get_thread_num(), m = omp_get_num_threads();
-    int64_t r0 = rows / m * t + rows % m * t / m, r1 = rows / m * (t + 1) + rows % m * (t + 1) / m, sum = 0;
+    int64_t r0 = tessel_share(rows, m, t), r1 = tessel_share(rows, m, t + 1), sum = 0;
     int64_t before = r0 > 0 ? TESSEL_POS(r0) : 0; /* row r0 - 1's count, before it becomes an offset */
     for (int64_t r = r0; r < r1; r++) sum += TESSEL_POS(r + 1);
     part[t + 1] = sum;
@@ -228,8 +233,7 @@ static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* p
     #pragma omp barrier
     #pragma omp single
     for (int64_t u = 0; u < m; u++) {
-      int64_t from = rows / m * u + rows % m * u / m;
-      memmove(head + cut[u], head + from, (size_t)(cut[u + 1]) * sizeof(int64_t));
+      memmove(head + cut[u], head + tessel_share(rows, m, u), (size_t)(cut[u + 1]) * sizeof(int64_t));
       cut[u + 1] += cut[u];
     }
   }

@@ -299,20 +299,21 @@ class LoopLowerer {
   }
 
   /// One-pass parallel rows: each thread gets one contiguous range of the iterations
-  /// [begin, end), cut where the output bound (the sum of the operands' pos at the first
-  /// row) is evenly divided, instead of iterations handed out one by one. A thread then
-  /// appends all its rows in one window, so the compaction after the loop moves one run
-  /// per thread (half the output on 2 threads) rather than one per block (all of it).
+  /// [begin, end), cut where the estimated work (OutputAssembly::workBefore; for sums,
+  /// the output bound) is evenly divided, instead of iterations handed out one by one.
+  /// A thread then appends all its rows in one window (or its own arrays), so the
+  /// compaction after the loop moves one run per thread (half the output on 2 threads)
+  /// rather than one per block (all of it).
   /// `rowAt(c)`: the first row of iteration c; rowAt(end) is the row after the last.
   Stmt threadRanges(const Loop& l, const Expr& c, const Expr& begin, const Expr& end,
                     const std::function<Expr(const Expr&)>& rowAt, std::vector<Stmt> body) {
     std::vector<Stmt> s;
-    Expr nt = declared("nthreads", cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32))), s);
-    Expr base = declared("bound_lo", out_.boundOffset(rowAt(begin)), s);
-    Expr total = declared("bound_n", sub(out_.boundOffset(rowAt(end)), base), s);
+    Expr nt = declared("nthreads", maxThreads(), s);
+    Expr base = declared("work_lo", out_.workBefore(rowAt(begin)), s);
+    Expr total = declared("work_n", sub(out_.workBefore(rowAt(end)), base), s);
     Expr t = var(sym_.fresh("t"), i64());
     std::vector<Stmt> range = out_.iterationPrologue();
-    // The first iteration whose row starts at or after the k-th of nt shares of the bound.
+    // The first iteration whose row starts at or after the k-th of nt shares of the work.
     auto cut = [&](const Expr& k, const std::string& name) {
       Expr share = add(mul(binary(ExprOp::Div, total, nt), k),
                        binary(ExprOp::Div, mul(binary(ExprOp::Mod, total, nt), k), nt));
@@ -320,7 +321,7 @@ class LoopLowerer {
       Expr lo = declared(name, begin, range), hi = declared(name + "_hi", end, range);
       Expr mid = var(sym_.fresh("mid"), i64());
       Stmt step = block({decl(mid, add(lo, binary(ExprOp::Div, sub(hi, lo), intImm(2)))),
-                         ifThen(lt(out_.boundOffset(rowAt(mid)), target), assign(lo, add(mid, intImm(1))),
+                         ifThen(lt(out_.workBefore(rowAt(mid)), target), assign(lo, add(mid, intImm(1))),
                                 assign(hi, mid))});
       range.push_back(whileLoop(lt(lo, hi), step));
       return lo;
@@ -347,7 +348,7 @@ class LoopLowerer {
     if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return block(body);
     Expr vals = sym_.vals(0);
     Expr size = field(var(sym_.tensorName(0), i64()), "vals_size", i64());
-    Expr tid = cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
+    Expr tid = threadNum();
     body.insert(body.begin(), decl(var(vals->name, vals->type), add(tmp_, mul(tid, size))));
     return block(body);
   }
@@ -359,7 +360,7 @@ class LoopLowerer {
     Expr size = field(var(sym_.tensorName(0), i64()), "vals_size", i64());
     Expr nt = var(sym_.fresh("nthreads"), i64()), total = var(sym_.fresh("ntmp"), i64());
     Expr t = var(sym_.fresh("t"), i64()), x = var(sym_.fresh("x"), i64());
-    std::vector<Stmt> s = {decl(nt, cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32)))),
+    std::vector<Stmt> s = {decl(nt, maxThreads()),
                            decl(total, mul(nt, size)), decl(tmp_), alloc(tmp_, total, true), loop};
     s.push_back(forRange(t, intImm(0), nt,
                          forRange(x, intImm(0), size, store(vals, x, load(tmp_, add(mul(t, size), x)), true),
@@ -435,7 +436,7 @@ class LoopLowerer {
       }
     }
     body.push_back(descend(d + 1, e, inner));
-    if (l.parallel && phase_ == Phase::Numeric && out_.rowWindows() && !l.overPositions) {
+    if (l.parallel && phase_ == Phase::Numeric && out_.threadRangesOfRows() && !l.overPositions) {
       s.push_back(threadRanges(l, c, intImm(0), count, [&](const Expr& k) { return minOf(add(lo, mul(k, size)), hi); },
                                body));
       return block(s);
@@ -510,7 +511,7 @@ class LoopLowerer {
       }
       body.push_back(caseChain(d, L.points, env, iv, vv));
       for (int a : its) body.push_back(advance(iv[a], vv));
-      if (loop.parallel && phase_ == Phase::Numeric && out_.rowWindows()) {
+      if (loop.parallel && phase_ == Phase::Numeric && out_.threadRangesOfRows()) {
         s.push_back(threadRanges(loop, vv, lo, hi, [](const Expr& r) { return r; }, body));
         return block(s);
       }

@@ -13,6 +13,14 @@ namespace tessel::lower {
 
 enum class Phase { Symbolic, Numeric };
 
+/// omp_get_max_threads() and omp_get_thread_num(), as int64 expressions.
+inline ir::Expr maxThreads() {
+  return ir::cast(ir::i64(), ir::call("omp_get_max_threads", {}, ir::scalar(Datatype::Int32)));
+}
+inline ir::Expr threadNum() {
+  return ir::cast(ir::i64(), ir::call("omp_get_thread_num", {}, ir::scalar(Datatype::Int32)));
+}
+
 /// Body of the assemble (Symbolic) or compute (Numeric) function for the scheduled nest.
 ir::Stmt lowerLoops(const Problem& p, const OutputPlan& plan, const LoopNest& nest, const ParallelPlan& pp,
                     Phase phase);

@@ -102,11 +102,12 @@ std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
   if (plan_.growRows) {
     if (phase == Phase::Symbolic) return assembleGrowable();
     int k = order() - 1;
-    s.push_back(decl(q_[k], intImm(0)));
-    s.push_back(decl(capacity_, field(var(sym_.tensorName(0), i64()), "vals_size", i64())));
+    s.push_back(decl(q_[k], intImm(0)));  // (thread buffers: the joined count)
+    if (!threadBuffers())
+      s.push_back(decl(capacity_, field(var(sym_.tensorName(0), i64()), "vals_size", i64())));
     if (threadBuffers()) {
       // Per thread: its arrays and entry count (slot t + 1), filled at the end of its range.
-      Expr nt = plus1(cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32))));
+      Expr nt = plus1(maxThreads());
       for (const Expr& a : {tCrd_, tVals_, tCount_}) {
         s.push_back(decl(a));
         s.push_back(alloc(a, nt, true));
@@ -154,7 +155,7 @@ std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
     Expr total = size;
     if (pp_.privateWorkspace) {
       total = var(sym_.fresh("w_total"), i64());
-      s.push_back(decl(total, mul(size, cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32))))));
+      s.push_back(decl(total, mul(size, maxThreads())));
     }
     if (phase == Phase::Numeric) {
       s.push_back(decl(wValsAll_));
@@ -186,7 +187,7 @@ std::vector<Stmt> OutputAssembly::functionEpilogue(Phase phase) {
     const std::string& a = sym_.tensorName(0);
     std::string ks = std::to_string(k), crd = sym_.arrays(0, k).crd->name, vals = sym_.vals(0)->name;
     s.push_back(assign(q_[k], call("tessel_join_threads",
-                                   {cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32))), tCrd_,
+                                   {maxThreads(), tCrd_,
                                     tVals_, tCount_, var("sizeof(*" + crd + ")", i64()),
                                     var("sizeof(*" + vals + ")", i64()), var("&" + a + "->crd[" + ks + "]", i64()),
                                     var("&" + a + "->vals", i64()), failed_},
@@ -229,14 +230,6 @@ Expr OutputAssembly::upperSize(std::vector<Stmt>& s) {
 
 std::vector<Stmt> OutputAssembly::assembleBounded() {
   std::vector<Stmt> s;
-  int k = order() - 1;
-  Expr rows = upperSize(s);
-  LevelArrays la = sym_.arrays(0, k);
-  Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
-  s.push_back(decl(pos));
-  s.push_back(alloc(pos, plus1(rows), true));
-  s.push_back(setField("pos", k, pos->name));
-  s.push_back(setField("pos_size", k, rows->name + " + 1"));
   // Each output entry of the last level comes from a stored entry of one of these.
   Expr bound = var(sym_.fresh("bound"), i64());
   s.push_back(decl(bound, intImm(0)));
@@ -244,16 +237,27 @@ std::vector<Stmt> OutputAssembly::assembleBounded() {
     std::string size = sym_.tensorName(p_.inputs[a].arg) + "->crd_size[" + std::to_string(level) + "]";
     s.push_back(assign(bound, add(bound, var(size, i64()))));
   }
-  for (auto& st : allocCrd(k, bound, "")) s.push_back(st);
-  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-  s.push_back(decl(vals));
-  s.push_back(alloc(vals, bound, false));
-  s.push_back(setField("vals", -1, vals->name));
-  s.push_back(setField("vals_size", -1, bound->name));
+  for (auto& st : allocLastLevel(bound)) s.push_back(st);
   return s;
 }
 
 std::vector<Stmt> OutputAssembly::assembleGrowable() {
+  std::vector<Stmt> s;
+  // First guess: four times the entries the sparse operands store (products of sparse
+  // matrices usually hold a few times more), arrays doubling from there. Pages never
+  // written are never faulted in, and the arrays are shrunk to the result at the end.
+  Expr guess = var(sym_.fresh("guess"), i64());
+  s.push_back(decl(guess, intImm(1)));
+  for (const AccessInfo& in : p_.inputs) {
+    if (p_.args[in.arg].format.isAllDense()) continue;
+    Expr size = var(sym_.tensorName(in.arg) + "->vals_size", i64());
+    s.push_back(ifThen(binary(ExprOp::Lt, size, intImm(int64_t{1} << 58)), assign(guess, add(guess, mul(size, intImm(4))))));
+  }
+  for (auto& st : allocLastLevel(guess)) s.push_back(st);
+  return s;
+}
+
+std::vector<Stmt> OutputAssembly::allocLastLevel(const Expr& capacity) {
   std::vector<Stmt> s;
   int k = order() - 1;
   Expr rows = upperSize(s);
@@ -263,24 +267,8 @@ std::vector<Stmt> OutputAssembly::assembleGrowable() {
   s.push_back(alloc(pos, plus1(rows), true));
   s.push_back(setField("pos", k, pos->name));
   s.push_back(setField("pos_size", k, rows->name + " + 1"));
-  // First guess: four times the entries the sparse operands store (products of sparse
-  // matrices usually hold a few times more), arrays doubling from there. Pages never
-  // written are never faulted in, and the arrays are shrunk to the result at the end.
-  Expr guess = var(sym_.fresh("guess"), i64());
-  s.push_back(decl(guess, intImm(1)));
-  for (const AccessInfo& in : p_.inputs) {
-    const Format& f = p_.args[in.arg].format;
-    if (f.isAllDense()) continue;
-    std::string size = sym_.tensorName(in.arg) + "->vals_size";
-    s.push_back(ifThen(binary(ExprOp::Lt, var(size, i64()), intImm(int64_t{1} << 58)),
-                       assign(guess, add(guess, mul(var(size, i64()), intImm(4))))));
-  }
-  for (auto& st : allocCrd(k, guess, "")) s.push_back(st);
-  Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-  s.push_back(decl(vals));
-  s.push_back(alloc(vals, guess, false));
-  s.push_back(setField("vals", -1, vals->name));
-  s.push_back(setField("vals_size", -1, guess->name));
+  for (auto& st : allocCrd(k, capacity, "")) s.push_back(st);
+  for (auto& st : allocVals(capacity, false)) s.push_back(st);
   return s;
 }
 
@@ -320,15 +308,16 @@ std::vector<Stmt> OutputAssembly::finishBounded() {
 }
 
 std::vector<Stmt> OutputAssembly::shrinkTo(const Expr& count) {
-  // Give back the unused part of the bound.
+  // Give back the unused part of the bound (thread buffers were joined at exact size).
   int k = order() - 1;
   const std::string& a = sym_.tensorName(0);
   std::string n = "(size_t)(" + count->name + " > 0 ? " + count->name + " : 1)";
   std::vector<Stmt> s;
   for (const auto& [arr, field] : {std::pair{sym_.arrays(0, k).crd, std::string("crd[") + std::to_string(k) + "]"},
                                    std::pair{sym_.vals(0), std::string("vals")}}) {
-    s.push_back(raw("{ void* shrunk = realloc(" + a + "->" + field + ", " + n + " * sizeof(*" + arr->name +
-                    ")); if (shrunk) " + a + "->" + field + " = shrunk; }"));
+    if (!threadBuffers())
+      s.push_back(raw("{ void* shrunk = realloc(" + a + "->" + field + ", " + n + " * sizeof(*" + arr->name +
+                      ")); if (shrunk) " + a + "->" + field + " = shrunk; }"));
   }
   s.push_back(setField("crd_size", k, count->name));
   s.push_back(setField("vals_size", -1, count->name));
@@ -539,10 +528,12 @@ Expr OutputAssembly::boundOffset(const Expr& row) const {
   Expr offset = intImm(0);
   for (auto [in, lvl] : plan_.boundBy)
     offset = add(offset, cast(i64(), load(sym_.arrays(p_.inputs[in].arg, lvl).pos, row)));
-  if (!threadBuffers()) return offset;
-  // Workspace rows: the work before a row is about the entries of the CSR operands over
-  // the output's rows (SpGEMM's A), plus one per row.
-  offset = row;
+  return offset;
+}
+
+Expr OutputAssembly::workBefore(const Expr& row) const {
+  if (!threadBuffers()) return boundOffset(row);
+  Expr offset = row;
   for (const AccessInfo& in : p_.inputs) {
     const Format& f = p_.args[in.arg].format;
     if (f.order() >= 2 && f.level(0) == LevelKind::Dense && sym_.level(in.arg, 1).hasPosArray() &&
@@ -558,7 +549,7 @@ std::vector<Stmt> OutputAssembly::iterationPrologue() const {
     int k = order() - 1;
     const LevelArrays& la = sym_.arrays(0, k);
     Expr crd = var(la.crd->name, ptr(la.crd->type.elem)), vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-    Expr nt = cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32)));
+    Expr nt = maxThreads();
     Expr guess = field(var(sym_.tensorName(0), i64()), "vals_size", i64());
     std::string c = capacity_->name;
     // No return inside the parallel loop: a failure is flagged, and the thread's rows
@@ -611,7 +602,7 @@ Stmt OutputAssembly::workspaceRegion(const Env& env, Phase phase, const Stmt& in
   Expr parent = parentPos(env, k);
   Expr offset = intImm(0);
   if (pp_.privateWorkspace)
-    offset = mul(cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32))), sym_.arrays(0, k).dim);
+    offset = mul(threadNum(), sym_.arrays(0, k).dim);
   std::vector<Stmt> s;
   if (phase == Phase::Numeric) s.push_back(decl(wVals_, add(wValsAll_, offset)));
   s.push_back(decl(wMark_, add(wMarkAll_, offset)));

@@ -25,18 +25,21 @@ class OutputAssembly {
   /// Start of each iteration of the parallel loop, or of each thread's range of them
   /// (one-pass parallel plan: the append position is set by the first row).
   std::vector<ir::Stmt> iterationPrologue() const;
-  /// One-pass parallel plan: true when appends find their window from the row (so a
-  /// parallel loop over rows may hand each thread one contiguous range of them).
-  bool rowWindows() const { return plan_.rowOffsets || threadBuffers(); }
+  /// A parallel loop over rows hands each thread one contiguous range of them: appends
+  /// find their window from the row (rowOffsets), or go to the thread's own arrays.
+  bool threadRangesOfRows() const { return plan_.rowOffsets || threadBuffers(); }
   /// Growing workspace rows under a parallel loop: each thread's range of rows goes to
   /// its own arrays, joined after the loop.
   bool threadBuffers() const { return plan_.growRows && pp_.loop >= 0; }
   /// End of each thread's range of iterations `t` (thread buffers: publish them).
   std::vector<ir::Stmt> rangeEpilogue(const ir::Expr& t) const;
   /// One-pass parallel plan: the bound's offset at output row `row` (the sum of the
-  /// bounding operands' pos there), where rows from `row` on may start appending; for
-  /// thread buffers, an estimate of the work before the row (to cut threads' ranges).
+  /// bounding operands' pos there), where rows from `row` on may start appending.
   ir::Expr boundOffset(const ir::Expr& row) const;
+  /// Nondecreasing estimate of the work before output row `row`, to cut threads'
+  /// ranges: the bound's offset, or for thread buffers the entries of the CSR operands
+  /// over the output's rows (SpGEMM's A) plus one per row.
+  ir::Expr workBefore(const ir::Expr& row) const;
   /// Resolve every output level whose variables are now bound (locate, append).
   void resolve(Env& env, Phase phase, std::vector<ir::Stmt>& s);
   /// Append the deferred last output levels (env.pendingLevel) at the end of a reduction.
@@ -69,6 +72,9 @@ class OutputAssembly {
   std::vector<ir::Stmt> scatterRootSegments(const ir::Expr& rows, const ir::Expr& next);
   /// Growing rows: allocate pos (zeroed) and crd/vals of a first guess.
   std::vector<ir::Stmt> assembleGrowable();
+  /// Pos (zeroed, one per row of the dense levels above, plus one) and crd/vals of
+  /// `capacity` entries for the last level (one-pass plans).
+  std::vector<ir::Stmt> allocLastLevel(const ir::Expr& capacity);
   /// Growing rows: make room for `count` more entries after `q`.
   ir::Stmt ensureRoom(const ir::Expr& q, const ir::Expr& count) const;
   /// One-pass plan: allocate pos (zeroed) and crd/vals of the bound.

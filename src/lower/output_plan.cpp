@@ -49,6 +49,12 @@ int findPatternSource(const Problem& p, bool& denseRoot) {
 
 }  // namespace
 
+bool upperLevelsDense(const Format& f) {
+  for (int k = 0; k + 1 < f.order(); k++)
+    if (f.level(k) != LevelKind::Dense) return false;
+  return true;
+}
+
 std::vector<IndexExpr> sumTerms(const IndexExpr& e) {
   const ExprNode& n = e.node();
   if (n.kind == ExprKind::Add || n.kind == ExprKind::Sub) {
@@ -224,8 +230,7 @@ OutputPlan planOutput(const Problem& p) {
     plan.deferLastAppend = true;
     plan.symbolicDepth = static_cast<int>(p.order.size());
   }
-  bool upperDense = true;
-  for (int k = 0; k + 1 < m; k++) upperDense &= of.level(k) == LevelKind::Dense;
+  bool upperDense = upperLevelsDense(of);
   const IndexVar& j = ovars[m - 1];
   if (upperDense && of.level(m - 1) == LevelKind::Compressed && !plan.scatter && !plan.deferLastAppend &&
       lastOutDepth == p.depthOf(j) && sumTerms(p.assignment.rhs).size() > 1 &&

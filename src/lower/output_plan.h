@@ -65,6 +65,9 @@ struct OutputPlan {
   std::string describe() const;
 };
 
+/// Every level of f but the last is dense (rows of a CSR-like output are indexable).
+bool upperLevelsDense(const Format& f);
+
 /// Sparse terms of a sum above which a sparse output is gathered in a workspace.
 constexpr int kAutoWorkspaceTerms = 4;
 

@@ -58,9 +58,8 @@ ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& ne
 
   pp.loop = nest.parallelLoop();
   if (pp.loop < 0) {
-    bool upperDense = true;
-    for (int k = 0; k + 1 < of.order(); k++) upperDense &= of.level(k) == LevelKind::Dense;
-    plan.growRows = plan.kind == OutputKind::Workspace && upperDense && plan.workspaceLevel == of.order() - 1;
+    plan.growRows = plan.kind == OutputKind::Workspace && upperLevelsDense(of) &&
+                    plan.workspaceLevel == of.order() - 1;
     return pp;
   }
   const Loop& l = nest.loops[pp.loop];
