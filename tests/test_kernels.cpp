@@ -153,6 +153,32 @@ TEST(Kernels, AccumulateAssign) {
   }
 }
 
+TEST(Kernels, SumChainsCoverEveryRowLength) {
+  // Row r of B holds r entries (0..22): short rows summed in order, the two-chain sum's
+  // pairs and its left-over odd position, empty rows; SDDMM's vector-lane sums over k of
+  // every small length.
+  CooData B;
+  B.dims = {23, 23};
+  std::uniform_real_distribution<double> val(-2, 2);
+  for (int64_t r = 0; r < 23; r++)
+    for (int64_t c = 0; c < r; c++) B.add({r, (c * 5 + r) % 23}, val(rng));
+  auto c = rnd({23}, 1.0);
+  for (auto bf : {"ds", "ss", "dd", "ds:1,0"}) {
+    SCOPED_TRACE(bf);
+    EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j)", {{"B", B, F(bf)}, {"c", c, F("d")}}, F("d")));
+    EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j) * c(j)", {{"B", B, F(bf)}, {"c", c, F("d")}}, F("d")));
+  }
+  for (int64_t K : {0, 1, 2, 3, 5, 8, 67}) {
+    SCOPED_TRACE("K=" + std::to_string(K));
+    EXPECT_TRUE(matchesReference("A(i,j) = B(i,j) * C(i,k) * D(j,k)",
+                                 {{"B", B, F("ds")}, {"C", rnd({23, K}, 1.0), F("dd")}, {"D", rnd({23, K}, 1.0), F("dd")}},
+                                 F("ds")));
+  }
+  auto Bf = B;
+  EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j)", {{"B", Bf, F("ds"), Datatype::Float32}, {"c", c, F("d"), Datatype::Float32}},
+                               F("d"), Datatype::Float32, 1e-5));
+}
+
 TEST(Kernels, EmptyAndDegenerate) {
   std::vector<std::vector<int64_t>> shapes = {{0, 5}, {5, 0}, {1, 1}, {6, 6}};
   for (auto& s : shapes)

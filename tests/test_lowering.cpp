@@ -57,15 +57,56 @@ TEST(Lowering, OutputStrategies) {
   EXPECT_EQ(lower::lower(Ad.assignment()).plan.kind, lower::OutputKind::Dense);
 }
 
-TEST(Lowering, GeneratedSpMVIsAPlainLoop) {
+TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   IndexVar i("i"), j("j");
   TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
   a(i) = B(i, j) * c(j);
   std::string code = a.emitC();
   EXPECT_NE(code.find("for (int64_t i = 0; i < a0_dim; i++)"), std::string::npos) << code;
-  EXPECT_NE(code.find("for (int64_t pB1 = (int64_t)B1_pos[pB0]; pB1 < (int64_t)B1_pos[pB0 + 1]; pB1++)"),
-            std::string::npos) << code;
+  // x[crd[p]] is a gather: even and odd positions of rows of 8 or more entries sum in two
+  // scalar chains, the odd position left over (or a short row) in the plain loop, and the
+  // chains meet at the row's end.
+  EXPECT_NE(code.find("int64_t pB1_lo = (int64_t)B1_pos[pB0];"), std::string::npos) << code;
+  EXPECT_NE(code.find("if ((pB1_hi - pB1_lo) >= 8) {"), std::string::npos) << code;
+  EXPECT_NE(code.find("int64_t pB1_pairs = (pB1_hi - pB1_lo) / 2;"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t pB1_pair = 0; pB1_pair < pB1_pairs; pB1_pair++)"), std::string::npos) << code;
   EXPECT_NE(code.find("acc = acc + (B_vals[pB1] * c_vals[pc0]);"), std::string::npos) << code;
+  EXPECT_NE(code.find("acc_odd = acc_odd + (B_vals[pB1_odd] * c_vals[pc0_odd]);"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t pB1 = pB1_lo + (2 * pB1_pairs); pB1 < pB1_hi; pB1++)"), std::string::npos)
+      << code;
+  EXPECT_NE(code.find("acc = acc + acc_odd;"), std::string::npos) << code;
+  EXPECT_NE(code.find("} else {\n      for (int64_t pB1 = pB1_lo; pB1 < pB1_hi; pB1++) {"), std::string::npos) << code;
+  // Each row prefetches its crd and vals 1024 positions ahead when B's arrays are large.
+  EXPECT_NE(code.find("bool B1_streams = B->crd_size[1] >= 2097152;"), std::string::npos) << code;
+  EXPECT_NE(code.find("if (B1_streams) {\n      __builtin_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024), 0, 0);\n"
+                      "      __builtin_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024), 0, 0);"),
+            std::string::npos) << code;
+}
+
+TEST(Lowering, DenseDotProductsSumInVectorLanes) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorBase S = T("S", {5, 6}, "ds"), U = T("U", {5, 4}, "dd", 1.0), V = T("V", {6, 4}, "dd", 1.0);
+  TensorBase A("A", Datatype::Float64, {5, 6}, CSR());
+  A(i, j) = S(i, j) * U(i, k) * V(j, k);
+  std::string code = A.emitC();
+  EXPECT_NE(code.find("#pragma omp simd reduction(+:acc)\n      for (int64_t k = 0;"), std::string::npos) << code;
+  EXPECT_EQ(code.find("_odd"), std::string::npos) << code;
+}
+
+TEST(Lowering, OnlyFloatingPointSumLoopsGetChains) {
+  IndexVar i("i"), j("j");
+  TensorBase B = makeTensor("B", randomCoo({5, 6}, 0.5, rng, false, true), Format::parse("ds"), Datatype::Int64);
+  TensorBase c = makeTensor("c", randomCoo({6}, 1.0, rng, false, true), Format::parse("d"), Datatype::Int64);
+  TensorBase a("a", Datatype::Int64, {5}, DenseFormat(1));
+  a(i) = B(i, j) * c(j);  // integer sums are exact and fast in order
+  std::string code = a.emitC();
+  EXPECT_EQ(code.find("_odd"), std::string::npos) << code;
+  EXPECT_EQ(code.find("omp simd"), std::string::npos) << code;
+  TensorBase d = T("d", {6}, "d"), y("y", Datatype::Float64, {6}, DenseFormat(1));
+  y(j) = B(i, j) * d(j);  // stores into the output in the loop: not a reduction
+  code = y.emitC();
+  EXPECT_EQ(code.find("_odd"), std::string::npos) << code;
+  EXPECT_EQ(code.find("omp simd"), std::string::npos) << code;
 }
 
 TEST(Lowering, DimensionMismatchNamesTheVariable) {

@@ -389,6 +389,9 @@ class Printer {
       case StmtOp::Raw:
         out_ << pad << s->text << "\n";
         return;
+      case StmtOp::Evaluate:
+        out_ << pad << expr(s->args[0]) << ";\n";
+        return;
       case StmtOp::Break:
         out_ << pad << "break;\n";
         return;

@@ -167,6 +167,11 @@ Stmt freeArray(Expr v) {
   n->args = {std::move(v)};
   return n;
 }
+Stmt evaluate(Expr e) {
+  auto n = snode(StmtOp::Evaluate);
+  n->args = {std::move(e)};
+  return n;
+}
 Stmt raw(const std::string& text) {
   auto n = snode(StmtOp::Raw);
   n->text = text;

@@ -67,7 +67,7 @@ inline Expr land(Expr a, Expr b) { return binary(ExprOp::And, std::move(a), std:
 inline Expr minOf(Expr a, Expr b) { return binary(ExprOp::Min, std::move(a), std::move(b)); }
 
 enum class StmtOp {
-  Block, Decl, Assign, Store, For, While, If, Comment, Return, Alloc, Free, Raw, Break,
+  Block, Decl, Assign, Store, For, While, If, Comment, Return, Alloc, Free, Raw, Break, Evaluate,
 };
 
 struct StmtNode;
@@ -78,6 +78,7 @@ struct StmtNode {
   // Decl: var (args[0]) = value (args[1], may be null). Assign: var = value.
   // Store: array[index] (=|+=) value.  For: var in [begin, end).  While/If: cond.
   // Alloc: var = calloc/malloc(count) of var's element type; returns TESSEL_ERR_NOMEM on failure.
+  // Evaluate: args[0] for its effect (a call).
   std::vector<Expr> args;
   std::vector<Stmt> body;      ///< Block contents; For/While body (one Block); If: then
   std::vector<Stmt> elseBody;  ///< If: else (empty or one stmt)
@@ -103,6 +104,8 @@ Stmt alloc(Expr v, Expr count, bool zero);
 Stmt freeArray(Expr v);
 Stmt raw(const std::string& text);
 Stmt breakLoop();
+/// A call made for its effect, e.g. a prefetch hint.
+Stmt evaluate(Expr e);
 
 /// A function `int name(tessel_tensor_t** tensors)` with a body.
 struct Function {
@@ -122,5 +125,9 @@ std::string cType(const Type& t);
 /// Constant folding and identities (x*1, x+0, ...), block flattening, dead branches.
 Stmt simplify(const Stmt& s);
 Expr simplify(const Expr& e);
+/// Floating-point sum loops (`acc = acc + v` only) sum in independent chains: vector
+/// lanes where every load is affine in the loop, else two scalar chains (even and odd
+/// iterations). Deterministic for given loop bounds; see reduction_chains.cpp.
+Stmt splitReductionChains(const Stmt& s);
 
 }  // namespace tessel::ir

