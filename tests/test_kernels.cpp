@@ -153,7 +153,7 @@ TEST(Kernels, AccumulateAssign) {
   }
 }
 
-TEST(Kernels, SumChainsCoverEveryRowLength) {
+TEST(Kernels, ReorderedSumsCoverEveryRowLength) {
   // Row r of B holds r entries (0..22): short rows summed in order, the two-chain sum's
   // pairs and its left-over odd position, empty rows; SDDMM's vector-lane sums over k of
   // every small length.
@@ -174,9 +174,26 @@ TEST(Kernels, SumChainsCoverEveryRowLength) {
                                  {{"B", B, F("ds")}, {"C", rnd({23, K}, 1.0), F("dd")}, {"D", rnd({23, K}, 1.0), F("dd")}},
                                  F("ds")));
   }
-  auto Bf = B;
-  EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j)", {{"B", Bf, F("ds"), Datatype::Float32}, {"c", c, F("d"), Datatype::Float32}},
+  EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j)", {{"B", B, F("ds"), Datatype::Float32}, {"c", c, F("d"), Datatype::Float32}},
                                F("d"), Datatype::Float32, 1e-5));
+  // Unroll and jam: rows of 0..22 entries in groups of four and a remainder of up to three,
+  // into dense and sparse outputs, with dense columns of several widths; MTTKRP's last
+  // level likewise.
+  for (int64_t K : {1, 3, 8}) {
+    SCOPED_TRACE("SpMM K=" + std::to_string(K));
+    auto C = rnd({23, K}, 1.0);
+    for (auto of : {"dd", "ds", "dd:1,0"})
+      EXPECT_TRUE(matchesReference("A(i,j) = B(i,k) * C(k,j)", {{"B", B, F("ds")}, {"C", C, F("dd")}}, F(of)));
+    EXPECT_TRUE(matchesReference("A(i,j) = B(i,k) * C(k,j)", {{"B", B, F("ds"), Datatype::Int64}, {"C", C, F("dd"), Datatype::Int64}},
+                                 F("dd"), Datatype::Int64));
+  }
+  CooData T;
+  T.dims = {3, 23, 23};
+  for (int64_t t = 0; t < 3; t++)
+    for (int64_t e = 0; e < B.nnz(); e++) T.add({t, B.coords[2 * e], B.coords[2 * e + 1]}, B.values[e] * (t + 1));
+  EXPECT_TRUE(matchesReference("A(i,l) = T(i,j,k) * C(j,l) * D(k,l)",
+                               {{"T", T, F("sss")}, {"C", rnd({23, 5}, 1.0), F("dd")}, {"D", rnd({23, 5}, 1.0), F("dd")}},
+                               F("dd")));
 }
 
 TEST(Kernels, EmptyAndDegenerate) {

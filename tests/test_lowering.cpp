@@ -4,6 +4,7 @@
 
 #include <chrono>
 
+#include "ir/ir.h"
 #include "lower/lower.h"
 #include "support/test_support.h"
 
@@ -76,8 +77,10 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
       << code;
   EXPECT_NE(code.find("acc = acc + acc_odd;"), std::string::npos) << code;
   EXPECT_NE(code.find("} else {\n      for (int64_t pB1 = pB1_lo; pB1 < pB1_hi; pB1++) {"), std::string::npos) << code;
-  // Each row prefetches its crd and vals 1024 positions ahead when B's arrays are large.
-  EXPECT_NE(code.find("bool B1_streams = B->crd_size[1] >= 2097152;"), std::string::npos) << code;
+  // Each row prefetches its crd and vals 1024 positions ahead when B's arrays are large
+  // and its rows hold 4 or more entries on average.
+  EXPECT_NE(code.find("bool B1_streams = (B->crd_size[1] >= 2097152) && (B->crd_size[1] >= (4 * B->pos_size[1]));"),
+            std::string::npos) << code;
   EXPECT_NE(code.find("if (B1_streams) {\n      __builtin_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024), 0, 0);\n"
                       "      __builtin_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024), 0, 0);"),
             std::string::npos) << code;
@@ -107,6 +110,33 @@ TEST(Lowering, OnlyFloatingPointSumLoopsGetChains) {
   code = y.emitC();
   EXPECT_EQ(code.find("_odd"), std::string::npos) << code;
   EXPECT_EQ(code.find("omp simd"), std::string::npos) << code;
+}
+
+TEST(Lowering, SpMMAddsFourTermsPerRowUpdate) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorBase B = T("B", {5, 6}, "ds"), C = T("C", {6, 4}, "dd", 1.0), A("A", Datatype::Float64, {5, 4}, DenseFormat(2));
+  A(i, j) = B(i, k) * C(k, j);
+  std::string code = A.emitC();
+  EXPECT_NE(code.find("int64_t pB1_groups = (pB1_hi - pB1_lo) / 4;"), std::string::npos) << code;
+  EXPECT_NE(code.find("A_vals[pA1] += ((B_vals[pB1] * C_vals[pC1]) + (B_vals[pB1_1] * C_vals[pC1_1])) + "
+                      "((B_vals[pB1_2] * C_vals[pC1_2]) + (B_vals[pB1_3] * C_vals[pC1_3]));"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t pB1 = pB1_lo + (4 * pB1_groups); pB1 < pB1_hi; pB1++)"), std::string::npos) << code;
+}
+
+TEST(Lowering, UnrollAndJamLeavesLoopsThatReadTheRow) {
+  using namespace tessel::ir;
+  Expr p = var("p", i64()), j = var("j", i64()), n = var("n", i64());
+  Expr Y = var("Y", ptr(Datatype::Float64)), v = var("v", ptr(Datatype::Float64, true));
+  auto loop = [&](Expr value, Expr index) {
+    return forRange(p, intImm(0), n, block({forRange(j, intImm(0), n, store(Y, index, value, true))}));
+  };
+  Expr term = mul(load(v, p), load(v, j));
+  EXPECT_EQ(unrollAndJam(loop(term, j))->op, StmtOp::Block);  // jammed
+  EXPECT_EQ(unrollAndJam(loop(add(term, load(Y, add(j, intImm(1)))), j))->op, StmtOp::For);  // reads Y
+  EXPECT_EQ(unrollAndJam(loop(term, add(j, p)))->op, StmtOp::For);  // each p its own entries
+  Stmt atomic = forRange(p, intImm(0), n, block({forRange(j, intImm(0), n, atomicAdd(Y, j, term))}));
+  EXPECT_EQ(unrollAndJam(atomic)->op, StmtOp::For);
 }
 
 TEST(Lowering, DimensionMismatchNamesTheVariable) {

@@ -129,5 +129,8 @@ Expr simplify(const Expr& e);
 /// lanes where every load is affine in the loop, else two scalar chains (even and odd
 /// iterations). Deterministic for given loop bounds; see reduction_chains.cpp.
 Stmt splitReductionChains(const Stmt& s);
+/// Loops whose body only adds into one row (`for j: Y[idx(j)] += v(p, j)`, idx free of p)
+/// take four iterations at a time and update the row once; see unroll_jam.cpp.
+Stmt unrollAndJam(const Stmt& s);
 
 }  // namespace tessel::ir

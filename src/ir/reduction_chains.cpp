@@ -9,11 +9,10 @@
 //    since gathers are slower than scalar loads on current cores.
 // The order depends only on the loop's bounds, never on the thread count.
 #include <functional>
-#include <map>
 #include <optional>
-#include <set>
 
 #include "ir/ir.h"
+#include "ir/rewrite.h"
 
 namespace tessel::ir {
 
@@ -21,48 +20,6 @@ namespace {
 
 bool isFloatScalar(const Type& t) {
   return !t.pointer && (t.elem == Datatype::Float32 || t.elem == Datatype::Float64);
-}
-
-/// Whether e mentions a variable named `name`.
-bool mentions(const Expr& e, const std::string& name) {
-  if (!e) return false;
-  if (e->op == ExprOp::Var) return e->name == name;
-  for (const Expr& a : e->args)
-    if (mentions(a, name)) return true;
-  return false;
-}
-
-bool hasCall(const Expr& e) {
-  if (!e) return false;
-  if (e->op == ExprOp::Call) return true;
-  for (const Expr& a : e->args)
-    if (hasCall(a)) return true;
-  return false;
-}
-
-/// e with variables renamed (by name); types are kept.
-Expr rename(const Expr& e, const std::map<std::string, Expr>& to) {
-  if (!e) return e;
-  if (e->op == ExprOp::Var) {
-    auto it = to.find(e->name);
-    return it == to.end() ? e : it->second;
-  }
-  auto n = std::make_shared<ExprNode>(*e);
-  for (Expr& a : n->args) a = rename(a, to);
-  return n;
-}
-
-/// Names of every variable a statement declares or mentions.
-void collectNames(const Stmt& s, std::set<std::string>& names) {
-  if (!s) return;
-  std::function<void(const Expr&)> expr = [&](const Expr& e) {
-    if (!e) return;
-    if (e->op == ExprOp::Var) names.insert(e->name);
-    for (const Expr& a : e->args) expr(a);
-  };
-  for (const Expr& a : s->args) expr(a);
-  for (const Stmt& c : s->body) collectNames(c, names);
-  for (const Stmt& c : s->elseBody) collectNames(c, names);
 }
 
 /// A loop `for p: { decl x = ...; ...; acc = acc + v; }`, the shape this pass rewrites.
@@ -124,7 +81,7 @@ constexpr int64_t kMinChainLength = 8;
 
 class ChainSplitter {
  public:
-  explicit ChainSplitter(const Stmt& root) { collectNames(root, names_); }
+  explicit ChainSplitter(const Stmt& root) : fresh(root) {}
 
   Stmt rewrite(const Stmt& s) {
     if (!s) return s;
@@ -138,13 +95,6 @@ class ChainSplitter {
   }
 
  private:
-  std::string fresh(const std::string& base) {
-    std::string c = base;
-    for (int k = 2; names_.count(c); k++) c = base + std::to_string(k);
-    names_.insert(c);
-    return c;
-  }
-
   static Stmt vectorLanes(const Stmt& loop, const Reduction& r) {
     auto n = std::make_shared<StmtNode>(*loop);
     n->text = "omp simd reduction(+:" + r.acc->name + ")";
@@ -203,7 +153,7 @@ class ChainSplitter {
                   ifThen(binary(ExprOp::Ge, sub(hi, lo), intImm(kMinChainLength, t)), chains, plain)});
   }
 
-  std::set<std::string> names_;
+  FreshNames fresh;
 };
 
 }  // namespace

@@ -75,7 +75,8 @@ LoweredKernel lower(const Assignment& a, const Schedule& schedule) {
                         lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Symbolic)};  // 6. assemble
   ir::Function compute{"tessel_compute", "Numeric phase: compute the output's values.",
                        lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Numeric)};    // 7. compute
-  compute.body = ir::splitReductionChains(ir::simplify(compute.body));  // 8. latency-bound sums
+  compute.body = ir::unrollAndJam(ir::simplify(compute.body));      // 8. one row update per 4 terms
+  compute.body = ir::splitReductionChains(compute.body);             // 9. latency-bound sums
   k.module.functions = {assemble, compute};
   k.module.headerComment = headerComment(k);
   return k;

@@ -246,14 +246,19 @@ class LoopLowerer {
   /// last level, vals) arrays. Rows of a few entries end each stream before the hardware
   /// prefetcher runs ahead; the hints keep more lines in flight, 10-15% faster when the
   /// arrays stream from memory. In cache they only cost issue slots (about 8%), so a flag
-  /// set once per call, for levels of at least kPrefetchEntries positions, enables them.
+  /// set once per call, for levels of at least kPrefetchEntries positions and
+  /// kPrefetchMeanSegment per segment, enables them.
   Stmt prefetchAhead(int a, int k, const Expr& begin) {
     int arg = p_.inputs[a].arg;
     LevelArrays arr = sym_.arrays(arg, k);
-    if (!arr.crd) return block({});
+    if (!arr.crd || !arr.pos) return block({});
     Expr flag = var(sym_.fresh(sym_.tensorName(arg) + std::to_string(k) + "_streams"), scalar(Datatype::Bool));
-    Expr size = field(var(sym_.tensorName(arg), i64()), "crd_size[" + std::to_string(k) + "]", i64());
-    streamFlags_.push_back(decl(flag, binary(ExprOp::Ge, size, intImm(kPrefetchEntries))));
+    Expr tensor = var(sym_.tensorName(arg), i64());
+    Expr entries = field(tensor, "crd_size[" + std::to_string(k) + "]", i64());
+    Expr segments = field(tensor, "pos_size[" + std::to_string(k) + "]", i64());
+    // Segments of a few entries (CSF fibers of 2-3) would issue more hints than lines.
+    streamFlags_.push_back(decl(flag, land(binary(ExprOp::Ge, entries, intImm(kPrefetchEntries)),
+                                           binary(ExprOp::Ge, entries, mul(intImm(kPrefetchMeanSegment), segments)))));
     auto hint = [&](const Expr& array) {
       return evaluate(call("__builtin_prefetch", {add(array, add(begin, intImm(kPrefetchAhead))), intImm(0), intImm(0)},
                            scalar(Datatype::Int32)));
@@ -614,6 +619,7 @@ class LoopLowerer {
   std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
   static constexpr int64_t kPrefetchAhead = 1024;        ///< positions: 8 KB of doubles, 4 KB of int32
   static constexpr int64_t kPrefetchEntries = 1 << 21;   ///< 24 MB of int32 crd + double vals
+  static constexpr int64_t kPrefetchMeanSegment = 4;     ///< entries per segment, at least
   /// Nested lattices multiply, and each case evaluates its own expression: bound the
   /// code (and so the C compiler's time) of one kernel. Real kernels use a few hundred.
   static constexpr int64_t kMaxWork = 20000;

@@ -1,0 +1,32 @@
+// Small tools the IR-to-IR passes share: what an expression mentions, renaming
+// variables, and fresh names that no statement of a function uses yet.
+#pragma once
+
+#include <map>
+#include <set>
+#include <string>
+
+#include "ir/ir.h"
+
+namespace tessel::ir {
+
+/// Whether e mentions a variable named `name`.
+bool mentions(const Expr& e, const std::string& name);
+/// Whether e mentions any of `names`.
+bool mentionsAny(const Expr& e, const std::set<std::string>& names);
+/// Whether e calls a function (passes only move pure expressions).
+bool hasCall(const Expr& e);
+/// e with variables replaced by name.
+Expr rename(const Expr& e, const std::map<std::string, Expr>& to);
+
+/// Fresh variable names: none that `root` declares or mentions, and none handed out before.
+class FreshNames {
+ public:
+  explicit FreshNames(const Stmt& root);
+  std::string operator()(const std::string& base);
+
+ private:
+  std::set<std::string> used_;
+};
+
+}  // namespace tessel::ir
