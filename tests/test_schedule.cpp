@@ -268,6 +268,39 @@ TEST(Schedule, WorkspaceRowsGrowTheOutput) {
         << s;
 }
 
+TEST(Schedule, ReorderedSumsRepeatOnEveryThreadCount) {
+  // Sum chains and unroll-and-jam depend only on loop bounds: splitting output rows
+  // between threads must give bit-identical values on 1, 2 and 4 threads, and without a
+  // schedule. Rows of 0..40 entries, so every row shape (short, chained, jammed) occurs.
+  std::mt19937_64 rng(43);
+  std::uniform_real_distribution<double> val(-1, 1);
+  CooData b;
+  b.dims = {41, 50};
+  for (int64_t r = 0; r < 41; r++)
+    for (int64_t c = 0; c < r; c++) b.add({r, (c * 7 + r) % 50}, val(rng));
+  TensorBase B = makeTensor("B", b, CSR()), x = makeTensor("x", randomCoo({50}, 1.0, rng), DenseFormat(1));
+  TensorBase X = makeTensor("X", randomCoo({50, 9}, 1.0, rng), DenseFormat(2));
+  TensorBase U = makeTensor("U", randomCoo({41, 9}, 1.0, rng), DenseFormat(2));
+  TensorBase y("y", Datatype::Float64, {41}, DenseFormat(1)), Y("Y", Datatype::Float64, {41, 9}, DenseFormat(2));
+  TensorBase S("S", Datatype::Float64, {41, 50}, CSR());
+  IndexVar i("i"), j("j"), k("k");
+  y(i) = B(i, j) * x(j);
+  Y(i, k) = B(i, j) * X(j, k);
+  S(i, j) = B(i, j) * U(i, k) * X(j, k);
+  for (TensorBase* out : {&y, &Y, &S}) {
+    SCOPED_TRACE(out->assignment().str());
+    Kernel::compile(out->assignment())->run(out->assignment());
+    CooData first = out->toCoo();
+    for (int threads : {1, 2, 4}) {
+      Kernel::compile(out->assignment(), parseSchedule("split(i,i0,i1,3),parallelize(i0)", out->assignment()))
+          ->run(out->assignment(), threads);
+      CooData again = out->toCoo();
+      EXPECT_EQ(again.coords, first.coords) << threads << " threads";
+      EXPECT_EQ(again.values, first.values) << threads << " threads";
+    }
+  }
+}
+
 TEST(Schedule, DenseTilingReorderAndBound) {
   std::mt19937_64 rng(3);
   std::vector<Operand> in = {{"B", randomCoo({13, 11}, 1.0, rng), DenseFormat(2)},
