@@ -31,8 +31,7 @@ struct Reduction {
 
 std::optional<Reduction> matchReduction(const Stmt& loop) {
   if (loop->op != StmtOp::For || !loop->text.empty()) return std::nullopt;
-  const Stmt& body = loop->body[0];
-  std::vector<Stmt> stmts = body->op == StmtOp::Block ? body->body : std::vector<Stmt>{body};
+  std::vector<Stmt> stmts = statementsOf(loop->body[0]);
   if (stmts.empty()) return std::nullopt;
   const Stmt& last = stmts.back();
   if (last->op != StmtOp::Assign) return std::nullopt;
@@ -44,8 +43,7 @@ std::optional<Reduction> matchReduction(const Stmt& loop) {
   if (mentions(r.value, acc->name) || hasCall(r.value)) return std::nullopt;
   for (size_t i = 0; i + 1 < stmts.size(); i++) {
     const Stmt& d = stmts[i];
-    if (d->op != StmtOp::Decl || d->args.size() < 2 || !d->args[1]) return std::nullopt;
-    if (mentions(d->args[1], acc->name) || hasCall(d->args[1])) return std::nullopt;
+    if (!isPureDecl(d) || mentions(d->args[1], acc->name)) return std::nullopt;
     r.decls.push_back(d);
   }
   return r;

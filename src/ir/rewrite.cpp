@@ -32,6 +32,14 @@ Expr rename(const Expr& e, const std::map<std::string, Expr>& to) {
   return n;
 }
 
+std::vector<Stmt> statementsOf(const Stmt& body) {
+  return body->op == StmtOp::Block ? body->body : std::vector<Stmt>{body};
+}
+
+bool isPureDecl(const Stmt& s) {
+  return s->op == StmtOp::Decl && s->args.size() >= 2 && s->args[1] && !hasCall(s->args[1]);
+}
+
 namespace {
 void collectNames(const Expr& e, std::set<std::string>& names) {
   if (!e) return;

@@ -5,6 +5,7 @@
 #include <map>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "ir/ir.h"
 
@@ -18,6 +19,10 @@ bool mentionsAny(const Expr& e, const std::set<std::string>& names);
 bool hasCall(const Expr& e);
 /// e with variables replaced by name.
 Expr rename(const Expr& e, const std::map<std::string, Expr>& to);
+/// The statements of a loop body: a block's list, or the one statement.
+std::vector<Stmt> statementsOf(const Stmt& body);
+/// `decl x = e` with e free of calls: safe to repeat or drop.
+bool isPureDecl(const Stmt& s);
 
 /// Fresh variable names: none that `root` declares or mentions, and none handed out before.
 class FreshNames {

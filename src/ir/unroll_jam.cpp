@@ -26,14 +26,6 @@ struct JamLoop {
   std::set<std::string> perP;  ///< names whose value depends on p: p, outer decls, inner decls using them
 };
 
-std::vector<Stmt> statements(const Stmt& body) {
-  return body->op == StmtOp::Block ? body->body : std::vector<Stmt>{body};
-}
-
-bool pureDecl(const Stmt& s) {
-  return s->op == StmtOp::Decl && s->args.size() >= 2 && s->args[1] && !hasCall(s->args[1]);
-}
-
 /// Whether e loads from the array named `array`.
 bool loadsFrom(const Expr& e, const std::string& array) {
   if (!e) return false;
@@ -45,23 +37,23 @@ bool loadsFrom(const Expr& e, const std::string& array) {
 
 std::optional<JamLoop> matchJam(const Stmt& loop) {
   if (loop->op != StmtOp::For || !loop->text.empty()) return std::nullopt;
-  std::vector<Stmt> outer = statements(loop->body[0]);
+  std::vector<Stmt> outer = statementsOf(loop->body[0]);
   if (outer.empty() || outer.back()->op != StmtOp::For || !outer.back()->text.empty()) return std::nullopt;
   JamLoop m;
   m.perP.insert(loop->args[0]->name);
   for (size_t i = 0; i + 1 < outer.size(); i++) {
-    if (!pureDecl(outer[i])) return std::nullopt;
+    if (!isPureDecl(outer[i])) return std::nullopt;
     m.outerDecls.push_back(outer[i]);
     m.perP.insert(outer[i]->args[0]->name);
   }
   m.inner = outer.back();
   if (mentionsAny(m.inner->args[1], m.perP) || mentionsAny(m.inner->args[2], m.perP)) return std::nullopt;
-  std::vector<Stmt> inner = statements(m.inner->body[0]);
+  std::vector<Stmt> inner = statementsOf(m.inner->body[0]);
   if (inner.empty()) return std::nullopt;
   m.store = inner.back();
   if (m.store->op != StmtOp::Store || !m.store->accumulate || !m.store->text.empty()) return std::nullopt;
   for (size_t i = 0; i + 1 < inner.size(); i++) {
-    if (!pureDecl(inner[i])) return std::nullopt;
+    if (!isPureDecl(inner[i])) return std::nullopt;
     m.innerDecls.push_back(inner[i]);
     if (mentionsAny(inner[i]->args[1], m.perP)) m.perP.insert(inner[i]->args[0]->name);
   }
