@@ -474,6 +474,14 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
   }
 }
 
+/// "a,b,c" -> {"a", "b", "c"} (command-line lists).
+std::vector<std::string> commaList(const std::string& text) {
+  std::vector<std::string> out;
+  std::stringstream ss(text);
+  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  return out;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -500,17 +508,14 @@ int main(int argc, char** argv) {
     if (s == "--quick") {
       opt.quick = true;
     } else if (s == "--kernels") {
-      opt.kernels.clear();
-      std::stringstream ss(next());
-      for (std::string k; std::getline(ss, k, ',');) opt.kernels.insert(k);
+      auto items = commaList(next());
+      opt.kernels = {items.begin(), items.end()};
     } else if (s == "--peers") {
-      opt.peers.clear();
-      std::stringstream ss(next());
-      for (std::string k; std::getline(ss, k, ',');) opt.peers.insert(k);
+      auto items = commaList(next());
+      opt.peers = {items.begin(), items.end()};
     } else if (s == "--threads") {
       opt.threads.clear();
-      std::stringstream ss(next());
-      for (std::string k; std::getline(ss, k, ',');) opt.threads.push_back(std::stoi(k));
+      for (const std::string& k : commaList(next())) opt.threads.push_back(std::stoi(k));
     } else if (s == "-o") {
       opt.csv = next();
     } else if (s == "--md") {

@@ -79,7 +79,7 @@ constexpr int64_t kMinChainLength = 8;
 
 class ChainSplitter {
  public:
-  explicit ChainSplitter(const Stmt& root) : fresh(root) {}
+  explicit ChainSplitter(const Stmt& root) : fresh_(root) {}
 
   Stmt rewrite(const Stmt& s) {
     if (!s) return s;
@@ -99,20 +99,15 @@ class ChainSplitter {
     return n;
   }
 
-  /// The loop body for position `p`, summing into `acc`, its declarations renamed when
-  /// `renameLocals` (the second copy shares the first one's scope).
-  std::vector<Stmt> copyOf(const Reduction& r, const Expr& loopVar, const Expr& p, const Expr& acc,
-                           bool renameLocals) {
+  /// The loop body for position `p`, summing into `acc`, its declarations renamed (the
+  /// copy shares the original body's scope).
+  std::vector<Stmt> renamedCopy(const Reduction& r, const Expr& loopVar, const Expr& p, const Expr& acc) {
     std::map<std::string, Expr> to{{loopVar->name, p}};
     std::vector<Stmt> out;
     for (const Stmt& d : r.decls) {
-      Expr v = d->args[0];
       Expr init = rename(d->args[1], to);
-      if (renameLocals) {
-        Expr nv = var(fresh(v->name + "_odd"), v->type);
-        to[v->name] = nv;
-        v = nv;
-      }
+      Expr v = var(fresh_(d->args[0]->name + "_odd"), d->args[0]->type);
+      to[d->args[0]->name] = v;
       out.push_back(decl(v, init));
     }
     out.push_back(assign(acc, add(acc, rename(r.value, to))));
@@ -131,15 +126,15 @@ class ChainSplitter {
   Stmt twoChains(const Stmt& loop, const Reduction& r) {
     const Expr& p = loop->args[0];
     Type t = p->type;
-    Expr lo = var(fresh(p->name + "_lo"), t), hi = var(fresh(p->name + "_hi"), t);
-    Expr q = var(fresh(p->name + "_pair"), t), pairs = var(fresh(p->name + "_pairs"), t);
-    Expr odd = var(fresh(r.acc->name + "_odd"), r.acc->type);
-    Expr pOdd = var(fresh(p->name + "_odd"), t);
+    Expr lo = var(fresh_(p->name + "_lo"), t), hi = var(fresh_(p->name + "_hi"), t);
+    Expr q = var(fresh_(p->name + "_pair"), t), pairs = var(fresh_(p->name + "_pairs"), t);
+    Expr odd = var(fresh_(r.acc->name + "_odd"), r.acc->type);
+    Expr pOdd = var(fresh_(p->name + "_odd"), t);
 
     std::vector<Stmt> pair = {decl(p, add(lo, mul(intImm(2, t), q)))};
-    for (Stmt& st : copyOf(r, p, p, r.acc, false)) pair.push_back(st);
+    for (const Stmt& st : statementsOf(loop->body[0])) pair.push_back(st);
     pair.push_back(decl(pOdd, add(p, intImm(1, t))));
-    for (Stmt& st : copyOf(r, p, pOdd, odd, true)) pair.push_back(st);
+    for (Stmt& st : renamedCopy(r, p, pOdd, odd)) pair.push_back(st);
 
     Stmt chains = block({decl(odd, zeroOf(r.acc->type.elem)),
                          decl(pairs, binary(ExprOp::Div, sub(hi, lo), intImm(2, t))),
@@ -151,7 +146,7 @@ class ChainSplitter {
                   ifThen(binary(ExprOp::Ge, sub(hi, lo), intImm(kMinChainLength, t)), chains, plain)});
   }
 
-  FreshNames fresh;
+  FreshNames fresh_;
 };
 
 }  // namespace

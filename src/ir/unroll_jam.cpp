@@ -69,6 +69,17 @@ std::optional<JamLoop> matchJam(const Stmt& loop) {
   return m;
 }
 
+/// (t0 + t1) + (t2 + t3): a balanced tree, so the terms' adds are independent.
+Expr pairwiseSum(std::vector<Expr> terms) {
+  while (terms.size() > 1) {
+    std::vector<Expr> next;
+    for (size_t i = 0; i + 1 < terms.size(); i += 2) next.push_back(add(terms[i], terms[i + 1]));
+    if (terms.size() % 2) next.push_back(terms.back());
+    terms = std::move(next);
+  }
+  return terms[0];
+}
+
 class Jammer {
  public:
   explicit Jammer(const Stmt& root) : fresh_(root) {}
@@ -118,8 +129,7 @@ class Jammer {
       }
       terms.push_back(rename(m.store->args[2], to));
     }
-    Expr sum = add(add(terms[0], terms[1]), add(terms[2], terms[3]));
-    innerBody.push_back(store(m.store->args[0], m.store->args[1], sum, true));
+    innerBody.push_back(store(m.store->args[0], m.store->args[1], pairwiseSum(terms), true));
     groupBody.push_back(forRange(m.inner->args[0], m.inner->args[1], m.inner->args[2], block(innerBody)));
 
     return block({decl(lo, loop->args[1]), decl(hi, loop->args[2]),

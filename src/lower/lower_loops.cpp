@@ -253,9 +253,7 @@ class LoopLowerer {
     LevelArrays arr = sym_.arrays(arg, k);
     if (!arr.crd || !arr.pos) return block({});
     Expr flag = var(sym_.fresh(sym_.tensorName(arg) + std::to_string(k) + "_streams"), scalar(Datatype::Bool));
-    Expr tensor = var(sym_.tensorName(arg), i64());
-    Expr entries = field(tensor, "crd_size[" + std::to_string(k) + "]", i64());
-    Expr segments = field(tensor, "pos_size[" + std::to_string(k) + "]", i64());
+    Expr entries = sym_.tensorField(arg, "crd_size", k), segments = sym_.tensorField(arg, "pos_size", k);
     // Segments of a few entries (CSF fibers of 2-3) would issue more hints than lines.
     streamFlags_.push_back(decl(flag, land(binary(ExprOp::Ge, entries, intImm(kPrefetchEntries)),
                                            binary(ExprOp::Ge, entries, mul(intImm(kPrefetchMeanSegment), segments)))));
@@ -274,11 +272,15 @@ class LoopLowerer {
     throw ScheduleError("schedule command " + l.parallelCommand + ": " + why);
   }
 
+  static std::string unrollPragma(const Loop& l) {
+    return l.unroll > 1 ? "GCC unroll " + std::to_string(l.unroll) : "";
+  }
+
   std::string pragma(const Loop& l) const {
     std::string s;
     if (l.parallel) s = l.kind == Loop::Kind::Chunk ? "omp parallel for schedule(dynamic, 1)"
                                                     : "omp parallel for schedule(guided)";
-    if (l.unroll > 1) s += (s.empty() ? "" : "\n#pragma ") + std::string("GCC unroll ") + std::to_string(l.unroll);
+    if (l.unroll > 1) s += (s.empty() ? "" : "\n#pragma ") + unrollPragma(l);
     return s;
   }
 
@@ -360,8 +362,7 @@ class LoopLowerer {
     Expr last = cut(add(t, intImm(1)), l.var.name() + "_to");
     // The last thread also takes trailing rows the bound gives nothing (empty rows).
     Expr stop = declared(l.var.name() + "_stop", select(eq(add(t, intImm(1)), nt), end, last), range);
-    std::string unroll = l.unroll > 1 ? "GCC unroll " + std::to_string(l.unroll) : "";
-    range.push_back(forRange(c, first, stop, block(body), unroll));
+    range.push_back(forRange(c, first, stop, block(body), unrollPragma(l)));
     for (auto& st : out_.rangeEpilogue(t)) range.push_back(st);
     s.push_back(forRange(t, intImm(0), nt, block(range), "omp parallel for schedule(static, 1)"));
     return block(s);
@@ -377,7 +378,7 @@ class LoopLowerer {
     }
     if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return block(body);
     Expr vals = sym_.vals(0);
-    Expr size = field(var(sym_.tensorName(0), i64()), "vals_size", i64());
+    Expr size = sym_.tensorField(0, "vals_size");
     Expr tid = threadNum();
     body.insert(body.begin(), decl(var(vals->name, vals->type), add(tmp_, mul(tid, size))));
     return block(body);
@@ -387,7 +388,7 @@ class LoopLowerer {
   Stmt threadCopies(const Loop& l, const Stmt& loop) {
     if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return loop;
     Expr vals = sym_.vals(0);
-    Expr size = field(var(sym_.tensorName(0), i64()), "vals_size", i64());
+    Expr size = sym_.tensorField(0, "vals_size");
     Expr nt = var(sym_.fresh("nthreads"), i64()), total = var(sym_.fresh("ntmp"), i64());
     Expr t = var(sym_.fresh("t"), i64()), x = var(sym_.fresh("x"), i64());
     std::vector<Stmt> s = {decl(nt, maxThreads()),

@@ -103,9 +103,9 @@ std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
     if (phase == Phase::Symbolic) return assembleGrowable();
     int k = order() - 1;
     s.push_back(decl(q_[k], intImm(0)));  // (thread buffers: the joined count)
-    if (!threadBuffers())
-      s.push_back(decl(capacity_, field(var(sym_.tensorName(0), i64()), "vals_size", i64())));
-    if (threadBuffers()) {
+    if (!threadBuffers()) {
+      s.push_back(decl(capacity_, sym_.tensorField(0, "vals_size")));
+    } else {
       // Per thread: its arrays and entry count (slot t + 1), filled at the end of its range.
       Expr nt = plus1(maxThreads());
       for (const Expr& a : {tCrd_, tVals_, tCount_}) {
@@ -211,7 +211,7 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
   s.push_back(decl(vals));
   Expr reuse = land(binary(ExprOp::Ne, field(var(a, i64()), "vals", i64()), intImm(0)),
-                    eq(field(var(a, i64()), "vals_size", i64()), n));
+                    eq(sym_.tensorField(0, "vals_size"), n));
   Stmt zero = block({assign(vals, field(var(a, i64()), "vals", vals->type)),
                      raw("memset(" + vals->name + ", 0, (size_t)" + n->name + " * sizeof(*" + vals->name + "));")});
   Stmt fresh = block({raw("free(" + a + "->vals);"), alloc(vals, n, true)});
@@ -233,10 +233,8 @@ std::vector<Stmt> OutputAssembly::assembleBounded() {
   // Each output entry of the last level comes from a stored entry of one of these.
   Expr bound = var(sym_.fresh("bound"), i64());
   s.push_back(decl(bound, intImm(0)));
-  for (auto [a, level] : plan_.boundBy) {
-    std::string size = sym_.tensorName(p_.inputs[a].arg) + "->crd_size[" + std::to_string(level) + "]";
-    s.push_back(assign(bound, add(bound, var(size, i64()))));
-  }
+  for (auto [a, level] : plan_.boundBy)
+    s.push_back(assign(bound, add(bound, sym_.tensorField(p_.inputs[a].arg, "crd_size", level))));
   for (auto& st : allocLastLevel(bound)) s.push_back(st);
   return s;
 }
@@ -250,7 +248,7 @@ std::vector<Stmt> OutputAssembly::assembleGrowable() {
   s.push_back(decl(guess, intImm(1)));
   for (const AccessInfo& in : p_.inputs) {
     if (p_.args[in.arg].format.isAllDense()) continue;
-    Expr size = var(sym_.tensorName(in.arg) + "->vals_size", i64());
+    Expr size = sym_.tensorField(in.arg, "vals_size");
     s.push_back(ifThen(binary(ExprOp::Lt, size, intImm(int64_t{1} << 58)), assign(guess, add(guess, mul(size, intImm(4))))));
   }
   for (auto& st : allocLastLevel(guess)) s.push_back(st);
@@ -313,12 +311,11 @@ std::vector<Stmt> OutputAssembly::shrinkTo(const Expr& count) {
   const std::string& a = sym_.tensorName(0);
   std::string n = "(size_t)(" + count->name + " > 0 ? " + count->name + " : 1)";
   std::vector<Stmt> s;
-  for (const auto& [arr, field] : {std::pair{sym_.arrays(0, k).crd, std::string("crd[") + std::to_string(k) + "]"},
-                                   std::pair{sym_.vals(0), std::string("vals")}}) {
-    if (!threadBuffers())
+  if (!threadBuffers())
+    for (const auto& [arr, field] : {std::pair{sym_.arrays(0, k).crd, std::string("crd[") + std::to_string(k) + "]"},
+                                     std::pair{sym_.vals(0), std::string("vals")}})
       s.push_back(raw("{ void* shrunk = realloc(" + a + "->" + field + ", " + n + " * sizeof(*" + arr->name +
                       ")); if (shrunk) " + a + "->" + field + " = shrunk; }"));
-  }
   s.push_back(setField("crd_size", k, count->name));
   s.push_back(setField("vals_size", -1, count->name));
   return s;
@@ -550,7 +547,7 @@ std::vector<Stmt> OutputAssembly::iterationPrologue() const {
     const LevelArrays& la = sym_.arrays(0, k);
     Expr crd = var(la.crd->name, ptr(la.crd->type.elem)), vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
     Expr nt = maxThreads();
-    Expr guess = field(var(sym_.tensorName(0), i64()), "vals_size", i64());
+    Expr guess = sym_.tensorField(0, "vals_size");
     std::string c = capacity_->name;
     // No return inside the parallel loop: a failure is flagged, and the thread's rows
     // are dropped (the kernel then reports it).
