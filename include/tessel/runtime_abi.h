@@ -3,7 +3,9 @@
  * Level k (storage order) holds pos[k]/crd[k] arrays of the format's index widths;
  * a Dense level has none. vals holds vals_size elements of the tensor's datatype.
  * All arrays are malloc'd: generated assembly code allocates an output's arrays and
- * stores them here, and the runtime frees them with free(). The codegen embeds this
+ * stores them here, and the runtime frees them with free(). An output's arrays found
+ * here are reused when large enough, so an array may hold more than its *_size
+ * elements (the sizes count what is in use). The codegen embeds this
  * same definition in every generated file (see TESSEL_ABI_SOURCE), so keep them equal. */
 #ifndef TESSEL_RUNTIME_ABI_H
 #define TESSEL_RUNTIME_ABI_H

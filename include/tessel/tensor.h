@@ -33,6 +33,7 @@ class Kernel;
 struct Storage {
   tessel_tensor_t raw{};
   std::shared_ptr<void> external;
+  bool recomputed = false;  // a kernel wrote the arrays before: they keep its capacity
   Storage() = default;
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -80,6 +81,10 @@ class TensorBase {
   /// DimensionError for out-of-range coordinates, OverflowError when a size does not
   /// fit the format's index widths.
   void pack();
+  /// Give back array capacity beyond the stored sizes. A kernel's first result into a
+  /// tensor is trimmed this way; one computed again keeps the room its kernel needs, so
+  /// repeated runs neither allocate nor page-fault.
+  void shrinkToFit();
   /// Stored entries in mode order (explicit zeros included), values as double.
   CooData toCoo() const;
   /// Replace contents with `coo` (packed into this tensor's format).

@@ -16,6 +16,7 @@ namespace {
 const char* kPrelude = R"(#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <malloc.h>
 #include <string.h>
 #include <stdbool.h>
 #include <math.h>
@@ -123,10 +124,26 @@ static void* tessel_alloc(int64_t n, size_t size, int zero) {
   if (p && !zero && tessel_poisoning()) memset(p, 0xFF, bytes);
   return p;
 }
+/* An output's array for n elements, in *slot: the array already there when it is large
+   enough (an output computed again keeps its memory; fresh pages would page-fault on
+   every run), else a new one, the old freed. Zeroed, or poisoned, as tessel_alloc's. */
+static void* tessel_take(void** slot, int64_t n, size_t size, int zero) {
+  if (n < 0 || (uint64_t)n > SIZE_MAX / size) return NULL;
+  size_t bytes = (size_t)(n > 0 ? n : 1) * size;
+  if (*slot && malloc_usable_size(*slot) >= bytes) {
+    if (zero) memset(*slot, 0, bytes);
+    else if (tessel_poisoning()) memset(*slot, 0xFF, bytes);
+    return *slot;
+  }
+  free(*slot);
+  *slot = tessel_alloc(n, size, zero);
+  return *slot;
+}
 /* Grow an output's crd and vals arrays together to hold at least `need` entries
    (doubling), keeping their contents; *cap is updated. Nonzero when memory runs out.
-   New arrays come from tessel_alloc (huge pages for large ones; realloc would keep
-   small pages) and always move, so under TESSEL_POISON a stale pointer shows. */
+   Arrays kept from an earlier run may already have the room. Otherwise new arrays come
+   from tessel_alloc (huge pages for large ones; realloc would keep small pages) and
+   always move, so under TESSEL_POISON a stale pointer shows. */
 static void* tessel_regrow(void* p, size_t size, int64_t old, int64_t n) {
   void* q = tessel_alloc(n, size, 0);
   if (!q) return NULL;
@@ -141,6 +158,14 @@ static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64
     if (c > INT64_MAX / 2) return 1;
     c *= 2;
   }
+  if (*crd && *vals && malloc_usable_size(*crd) >= (size_t)c * cs && malloc_usable_size(*vals) >= (size_t)c * vs) {
+    if (tessel_poisoning()) { /* room kept from an earlier run */
+      memset((char*)*crd + *cap * cs, 0xFF, (size_t)(c - *cap) * cs);
+      memset((char*)*vals + *cap * vs, 0xFF, (size_t)(c - *cap) * vs);
+    }
+    *cap = c;
+    return 0;
+  }
   void* nc = tessel_regrow(*crd, cs, *cap, c);
   if (!nc) return 1;
   *crd = nc;
@@ -152,13 +177,13 @@ static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64
 }
 /* Growing workspace rows in parallel, after the loop: thread t appended its range of
    rows to crd[t] / vals[t] (n[t + 1] entries, n[0] = 0). Joins them, in thread order,
-   into new exact-size arrays (copies in parallel), frees the threads' arrays and the
-   output's old ones, and returns the entry count; -2 when memory ran out (failed). */
+   into the output's arrays (kept when large enough; copies in parallel), frees the
+   threads' arrays, and returns the entry count; -2 when memory ran out (failed). */
 static int64_t tessel_join_threads(int64_t nt, int64_t* crd, int64_t* vals, int64_t* n, size_t cs, size_t vs,
                                    void** out_crd, void** out_vals, int64_t failed) {
   for (int64_t t = 0; t < nt; t++) n[t + 1] += n[t];
-  char* c = failed ? NULL : (char*)tessel_alloc(n[nt], cs, 0);
-  char* v = failed ? NULL : (char*)tessel_alloc(n[nt], vs, 0);
+  char* c = failed ? NULL : (char*)tessel_take(out_crd, n[nt], cs, 0);
+  char* v = c ? (char*)tessel_take(out_vals, n[nt], vs, 0) : NULL;
   int ok = c && v;
   #pragma omp parallel for schedule(static, 1)
   for (int64_t t = 0; t < nt; t++) {
@@ -171,12 +196,7 @@ static int64_t tessel_join_threads(int64_t nt, int64_t* crd, int64_t* vals, int6
     free(tc);
     free(tv);
   }
-  if (!ok) { free(c); free(v); return -2; }
-  free(*out_crd);
-  free(*out_vals);
-  *out_crd = c;
-  *out_vals = v;
-  return n[nt];
+  return ok ? n[nt] : -2;
 }
 /* One-pass parallel assembly, after the loops: each thread appended its rows one after
    another from its window of the bound; row_from[r] is where row r went and pos[r + 1]
@@ -378,8 +398,12 @@ class Printer {
       case StmtOp::Alloc: {
         const Expr& v = s->args[0];
         std::string elem = cTypeName(v->type.elem);
-        out_ << pad << v->name << " = (" << elem << "*)tessel_alloc(" << expr(s->args[1])
-             << ", sizeof(" << elem << "), " << (s->zeroInit ? 1 : 0) << ");\n";
+        if (s->args.size() > 2)
+          out_ << pad << v->name << " = (" << elem << "*)tessel_take(&" << expr(s->args[2], false) << ", "
+               << expr(s->args[1]) << ", sizeof(" << elem << "), " << (s->zeroInit ? 1 : 0) << ");\n";
+        else
+          out_ << pad << v->name << " = (" << elem << "*)tessel_alloc(" << expr(s->args[1]) << ", sizeof(" << elem
+               << "), " << (s->zeroInit ? 1 : 0) << ");\n";
         out_ << pad << "if (!" << v->name << ") return TESSEL_ERR_NOMEM;\n";
         return;
       }

@@ -162,6 +162,12 @@ Stmt alloc(Expr v, Expr count, bool zero) {
   n->zeroInit = zero;
   return n;
 }
+Stmt allocInto(Expr v, Expr slot, Expr count, bool zero) {
+  auto n = snode(StmtOp::Alloc);
+  n->args = {std::move(v), std::move(count), std::move(slot)};
+  n->zeroInit = zero;
+  return n;
+}
 Stmt freeArray(Expr v) {
   auto n = snode(StmtOp::Free);
   n->args = {std::move(v)};

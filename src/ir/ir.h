@@ -78,6 +78,8 @@ struct StmtNode {
   // Decl: var (args[0]) = value (args[1], may be null). Assign: var = value.
   // Store: array[index] (=|+=) value.  For: var in [begin, end).  While/If: cond.
   // Alloc: var = calloc/malloc(count) of var's element type; returns TESSEL_ERR_NOMEM on failure.
+  //   With args[2] (an output's array slot, e.g. A->crd[1]): the slot's array is reused
+  //   when large enough, else freed and replaced; the slot holds the result.
   // Evaluate: args[0] for its effect (a call).
   std::vector<Expr> args;
   std::vector<Stmt> body;      ///< Block contents; For/While body (one Block); If: then
@@ -101,6 +103,9 @@ Stmt ifThen(Expr cond, Stmt then, Stmt otherwise = nullptr);
 Stmt comment(const std::string& text);
 Stmt returnCode(int64_t code);
 Stmt alloc(Expr v, Expr count, bool zero);
+/// Alloc into an output's array `slot` (a Field such as A->crd[1]): the array already
+/// there is reused when it holds `count` elements (a recomputed output keeps its memory).
+Stmt allocInto(Expr v, Expr slot, Expr count, bool zero);
 Stmt freeArray(Expr v);
 Stmt raw(const std::string& text);
 Stmt breakLoop();

@@ -80,7 +80,7 @@ Stmt OutputAssembly::mulChecked(const Expr& into, const Expr& a, const Expr& b) 
 std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, const std::string& copyFrom) {
   const Expr& c = sym_.arrays(0, level).crd;
   Expr crd = var(c->name, ptr(c->type.elem));
-  std::vector<Stmt> s = {decl(crd), alloc(crd, count, false)};
+  std::vector<Stmt> s = {decl(crd), allocInto(crd, sym_.tensorField(0, "crd", level), count, false)};
   if (!copyFrom.empty())
     s.push_back(raw("memcpy(" + crd->name + ", " + copyFrom + "->crd[" + std::to_string(level) +
                     "], (size_t)" + count->name + " * sizeof(*" + crd->name + "));"));
@@ -91,7 +91,7 @@ std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, const s
 
 std::vector<Stmt> OutputAssembly::allocVals(const Expr& count, bool zero) {
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-  return {decl(vals), alloc(vals, count, zero), setField("vals", -1, vals->name),
+  return {decl(vals), allocInto(vals, sym_.tensorField(0, "vals", -1), count, zero), setField("vals", -1, vals->name),
           setField("vals_size", -1, count->name)};
 }
 
@@ -207,15 +207,9 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   for (int k = 0; k < order(); k++) s.push_back(mulChecked(n, n, sym_.arrays(0, k).dim));
   // A dense output keeps its buffer from run to run (zeroed here): fresh memory would
   // page-fault inside the compute phase on every run.
-  const std::string& a = sym_.tensorName(0);
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
   s.push_back(decl(vals));
-  Expr reuse = land(binary(ExprOp::Ne, field(var(a, i64()), "vals", i64()), intImm(0)),
-                    eq(sym_.tensorField(0, "vals_size"), n));
-  Stmt zero = block({assign(vals, field(var(a, i64()), "vals", vals->type)),
-                     raw("memset(" + vals->name + ", 0, (size_t)" + n->name + " * sizeof(*" + vals->name + "));")});
-  Stmt fresh = block({raw("free(" + a + "->vals);"), alloc(vals, n, true)});
-  s.push_back(ifThen(reuse, zero, fresh));
+  s.push_back(allocInto(vals, sym_.tensorField(0, "vals", -1), n, true));
   s.push_back(setField("vals", -1, vals->name));
   s.push_back(setField("vals_size", -1, n->name));
   return s;
@@ -243,7 +237,7 @@ std::vector<Stmt> OutputAssembly::assembleGrowable() {
   std::vector<Stmt> s;
   // First guess: four times the entries the sparse operands store (products of sparse
   // matrices usually hold a few times more), arrays doubling from there. Pages never
-  // written are never faulted in, and the arrays are shrunk to the result at the end.
+  // written are never faulted in, and the runtime trims a first result to its size.
   Expr guess = var(sym_.fresh("guess"), i64());
   s.push_back(decl(guess, intImm(1)));
   for (const AccessInfo& in : p_.inputs) {
@@ -262,7 +256,7 @@ std::vector<Stmt> OutputAssembly::allocLastLevel(const Expr& capacity) {
   LevelArrays la = sym_.arrays(0, k);
   Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
   s.push_back(decl(pos));
-  s.push_back(alloc(pos, plus1(rows), true));
+  s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(rows), true));
   s.push_back(setField("pos", k, pos->name));
   s.push_back(setField("pos_size", k, rows->name + " + 1"));
   for (auto& st : allocCrd(k, capacity, "")) s.push_back(st);
@@ -301,24 +295,15 @@ std::vector<Stmt> OutputAssembly::finishBounded() {
   if (k == 0) s.push_back(store(la.pos, intImm(1), cast(scalar(la.pos->type.elem), q)));
   Expr t = var(sym_.fresh("t"), i64());
   s.push_back(forRange(t, intImm(0), rows, store(la.pos, plus1(t), load(la.pos, t), true)));
-  for (auto& st : shrinkTo(q)) s.push_back(st);
+  for (auto& st : recordCount(q)) s.push_back(st);
   return s;
 }
 
-std::vector<Stmt> OutputAssembly::shrinkTo(const Expr& count) {
-  // Give back the unused part of the bound (thread buffers were joined at exact size).
+std::vector<Stmt> OutputAssembly::recordCount(const Expr& count) {
+  // Only the sizes: the arrays keep their capacity (the runtime trims an output's first
+  // result; one computed again keeps the room its kernel needs).
   int k = order() - 1;
-  const std::string& a = sym_.tensorName(0);
-  std::string n = "(size_t)(" + count->name + " > 0 ? " + count->name + " : 1)";
-  std::vector<Stmt> s;
-  if (!threadBuffers())
-    for (const auto& [arr, field] : {std::pair{sym_.arrays(0, k).crd, std::string("crd[") + std::to_string(k) + "]"},
-                                     std::pair{sym_.vals(0), std::string("vals")}})
-      s.push_back(raw("{ void* shrunk = realloc(" + a + "->" + field + ", " + n + " * sizeof(*" + arr->name +
-                      ")); if (shrunk) " + a + "->" + field + " = shrunk; }"));
-  s.push_back(setField("crd_size", k, count->name));
-  s.push_back(setField("vals_size", -1, count->name));
-  return s;
+  return {setField("crd_size", k, count->name), setField("vals_size", -1, count->name)};
 }
 
 std::vector<Stmt> OutputAssembly::compactRows() {
@@ -339,7 +324,7 @@ std::vector<Stmt> OutputAssembly::compactRows() {
   s.push_back(freeArray(rowFrom_));
   s.push_back(ifThen(eq(total, intImm(-1)), returnCode(TESSEL_ERR_OVERFLOW)));
   s.push_back(ifThen(lt(total, intImm(0)), returnCode(TESSEL_ERR_NOMEM)));
-  for (auto& st : shrinkTo(total)) s.push_back(st);
+  for (auto& st : recordCount(total)) s.push_back(st);
   return s;
 }
 
@@ -358,7 +343,7 @@ std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
     } else if (lf.hasPosArray()) {
       Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
       s.push_back(decl(pos));
-      s.push_back(alloc(pos, plus1(prev), false));
+      s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), false));
       s.push_back(raw("memcpy(" + pos->name + ", " + srcName + "->pos[" + std::to_string(k) + "], (size_t)(" +
                       prev->name + " + 1) * sizeof(*" + pos->name + "));"));
       s.push_back(setField("pos", k, pos->name));
@@ -388,7 +373,7 @@ std::vector<Stmt> OutputAssembly::scatterRootSegments(const Expr& rows, const Ex
   Expr q = var(sym_.fresh("q"), i64()), r = var(sym_.fresh("r"), i64());
   Expr size = sub(cast(i64(), load(seg.pos, plus1(q))), cast(i64(), load(seg.pos, q)));
   Expr at = plus1(cast(i64(), load(root.crd, q)));
-  std::vector<Stmt> s = {decl(pos), alloc(pos, plus1(rows), true),
+  std::vector<Stmt> s = {decl(pos), allocInto(pos, sym_.tensorField(0, "pos", 1), plus1(rows), true),
                          forRange(q, cast(i64(), load(root.pos, intImm(0))), cast(i64(), load(root.pos, intImm(1))),
                                   store(pos, at, cast(scalar(out.pos->type.elem), size))),
                          forRange(r, intImm(0), rows, store(pos, plus1(r), load(pos, r), true)),
@@ -418,20 +403,17 @@ std::vector<Stmt> OutputAssembly::assembleFromCounts() {
       s.push_back(forRange(t, intImm(0), prev,
                            store(cnt_[k], plus1(t), load(cnt_[k], t), true)));
       s.push_back(decl(next, load(cnt_[k], prev)));
-      if (f.posWidth() == IndexWidth::W64) {
-        s.push_back(setField("pos", k, cnt_[k]->name));
-      } else {
+      // Copied into the output's pos array (kept from an earlier run when large enough).
+      if (f.posWidth() == IndexWidth::W32)
         s.push_back(ifThen(binary(ExprOp::Gt, next, intImm(INT32_MAX)),
                            block({freeArray(cnt_[k]), returnCode(TESSEL_ERR_OVERFLOW)})));
-        Expr pos = var(la.pos->name, ptr(Datatype::Int32));
-        Expr t2 = var(sym_.fresh("t"), i64());
-        s.push_back(decl(pos));
-        s.push_back(alloc(pos, plus1(prev), false));
-        s.push_back(forRange(t2, intImm(0), plus1(prev),
-                             store(pos, t2, cast(scalar(Datatype::Int32), load(cnt_[k], t2)))));
-        s.push_back(freeArray(cnt_[k]));
-        s.push_back(setField("pos", k, pos->name));
-      }
+      Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
+      Expr t2 = var(sym_.fresh("t"), i64());
+      s.push_back(decl(pos));
+      s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), false));
+      s.push_back(forRange(t2, intImm(0), plus1(prev), store(pos, t2, cast(scalar(la.pos->type.elem), load(cnt_[k], t2)))));
+      s.push_back(freeArray(cnt_[k]));
+      s.push_back(setField("pos", k, pos->name));
       s.push_back(setField("pos_size", k, prev->name + " + 1"));
       for (int l = k; l <= chainEnd(k); l++)
         for (auto& st : allocCrd(l, next, "")) s.push_back(st);

@@ -79,13 +79,13 @@ class OutputAssembly {
   ir::Stmt ensureRoom(const ir::Expr& q, const ir::Expr& count) const;
   /// One-pass plan: allocate pos (zeroed) and crd/vals of the bound.
   std::vector<ir::Stmt> assembleBounded();
-  /// One-pass plan, after the numeric loops: row counts -> pos; shrink crd/vals.
+  /// One-pass plan, after the numeric loops: row counts -> pos; record the sizes.
   std::vector<ir::Stmt> finishBounded();
   /// One-pass plan in parallel: row counts -> pos; runs of rows moved, in place, from
   /// where their iteration appended them (rowFrom_).
   std::vector<ir::Stmt> compactRows();
-  /// Shrink the last level's crd and the values to `count` entries and record the sizes.
-  std::vector<ir::Stmt> shrinkTo(const ir::Expr& count);
+  /// Record `count` entries as the last level's crd and the values' sizes.
+  std::vector<ir::Stmt> recordCount(const ir::Expr& count);
   /// Entries before the last level (product of the dense upper levels' dims).
   ir::Expr upperSize(std::vector<ir::Stmt>& s);
   ir::Stmt setField(const std::string& fieldName, int k, const std::string& value) const;

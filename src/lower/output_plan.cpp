@@ -158,7 +158,7 @@ std::string OutputPlan::describe() const {
       return denseRoot ? "output pattern copied from an input (its first level scattered to dense rows); values computed"
                        : "output pattern copied from an input; values computed";
     case OutputKind::Append:
-      return singlePass ? "one-pass assembly: bounded allocation, numeric fill with row counts, prefix sum, shrink"
+      return singlePass ? "one-pass assembly: bounded allocation, numeric fill with row counts, prefix sum"
                         : "two-phase assembly: symbolic count, prefix sum, numeric fill";
     case OutputKind::Workspace: {
       std::string how = growRows ? "one-pass assembly (rows appended to growing arrays)" : "two-phase assembly";

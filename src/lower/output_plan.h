@@ -41,7 +41,7 @@ struct OutputPlan {
   /// Append in one pass (no symbolic loops): the output's upper levels are dense and its
   /// last level gets at most as many entries as these operands store at that variable
   /// ((input access, level) pairs), so assembly allocates that bound and the numeric pass
-  /// appends, counts rows and shrinks. Sequential kernels only (a global counter).
+  /// appends and counts rows. Sequential kernels only (a global counter).
   bool singlePass = false;
   std::vector<std::pair<int, int>> boundBy;
   /// One pass in parallel over rows (CSR output and CSR bounding operands): each thread

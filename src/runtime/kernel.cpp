@@ -16,7 +16,6 @@ namespace tessel {
 
 struct Kernel::Impl {
   std::vector<lower::TensorArg> args;  // as compiled
-  bool denseOutput = false;            // assemble reuses the output's buffer
   tessel_kernel_fn assemble = nullptr;
   tessel_kernel_fn compute = nullptr;
 };
@@ -29,17 +28,10 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// Free an output's arrays before it is assembled again; dims and order stay.
-void releaseArrays(tessel_tensor_t& t) {
-  for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
-    std::free(t.pos[k]);
-    std::free(t.crd[k]);
-    t.pos[k] = t.crd[k] = nullptr;
-    t.pos_size[k] = t.crd_size[k] = 0;
-  }
-  std::free(t.vals);
-  t.vals = nullptr;
-  t.vals_size = 0;
+/// A failed run leaves the output empty and valid: no partial result.
+void emptyAfterFailure(TensorBase& output) {
+  output.impl()->storage.release();
+  output.setFromCoo(CooData{output.dims(), {}, {}});
 }
 
 void check(int rc, const std::string& phase, const std::string& output) {
@@ -69,7 +61,6 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& sch
   k->module_ = jitCompile(k->source_, jit);
   k->impl_ = std::make_unique<Impl>();
   k->impl_->args = lk.problem.args;
-  k->impl_->denseOutput = lk.plan.kind == lower::OutputKind::Dense;
   k->impl_->assemble = reinterpret_cast<tessel_kernel_fn>(k->module_->symbol("tessel_assemble"));
   k->impl_->compute = reinterpret_cast<tessel_kernel_fn>(k->module_->symbol("tessel_compute"));
   k->compileSeconds_ = secondsSince(t0);
@@ -112,18 +103,24 @@ RunTimes Kernel::run(const Assignment& a, int threads) const {
                     " is mapped read-only from a file and cannot be an output; convert() it first");
   output.impl()->pendingCoords.clear();
   output.impl()->pendingVals.clear();
-  if (!impl_->denseOutput) releaseArrays(output.raw());
+  // The output's arrays stay for the kernel to reuse (tessel_take): an output computed
+  // again then neither allocates nor page-faults. Its first result is trimmed to size.
+  Storage& storage = output.impl()->storage;
   ptrs[0] = &output.raw();
 
   RunTimes times;
   auto t0 = std::chrono::steady_clock::now();
   int rc = impl_->assemble(ptrs.data());
-  if (rc != TESSEL_OK) releaseArrays(output.raw());
+  if (rc != TESSEL_OK) emptyAfterFailure(output);
   check(rc, "assembly", output.name());
   times.assembleSeconds = secondsSince(t0);
   t0 = std::chrono::steady_clock::now();
-  check(impl_->compute(ptrs.data()), "compute", output.name());
+  rc = impl_->compute(ptrs.data());
+  if (rc != TESSEL_OK) emptyAfterFailure(output);
+  check(rc, "compute", output.name());
   times.computeSeconds = secondsSince(t0);
+  if (!storage.recomputed) output.shrinkToFit();
+  storage.recomputed = true;
   output.impl()->packed = true;
   return times;
 }

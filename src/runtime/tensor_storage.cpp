@@ -13,6 +13,7 @@
 #include <climits>
 #include <cstdlib>
 #include <cstring>
+#include <malloc.h>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -40,6 +41,7 @@ void freeRaw(tessel_tensor_t& raw) {
 }  // namespace
 
 void Storage::release() {
+  recomputed = false;
   if (external) {  // arrays owned elsewhere (a file mapping): forget them, do not free
     std::memset(&raw, 0, sizeof raw);
     external.reset();
@@ -578,10 +580,28 @@ void childRange(const TensorImpl& t, int k, int64_t p, int64_t& begin, int64_t& 
   }
 }
 
+void shrinkArray(void*& p, size_t bytes) {
+  if (!p) return;
+  bytes = std::max<size_t>(bytes, 1);
+  if (malloc_usable_size(p) < bytes + 4096) return;  // not worth a realloc
+  if (void* q = std::realloc(p, bytes)) p = q;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
 // TensorBase
+
+void TensorBase::shrinkToFit() {
+  if (impl_->storage.external) return;
+  tessel_tensor_t& r = raw();
+  const size_t pw = widthBytes(format().posWidth()), cw = widthBytes(format().crdWidth());
+  for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
+    shrinkArray(r.pos[k], static_cast<size_t>(r.pos_size[k]) * pw);
+    shrinkArray(r.crd[k], static_cast<size_t>(r.crd_size[k]) * cw);
+  }
+  shrinkArray(r.vals, static_cast<size_t>(r.vals_size) * datatypeSize(impl_->type));
+}
 
 TensorBase::TensorBase(std::string name, Datatype type, std::vector<int64_t> dims,
                        Format format) {

@@ -105,6 +105,30 @@ Assignment bindAssignment(const std::string& expr, const std::vector<Operand>& i
                         std::to_string(threads) + " threads");
 }
 
+::testing::AssertionResult matchesReferenceEachRound(const std::string& expr,
+                                                     const std::vector<std::vector<Operand>>& rounds,
+                                                     const Format& outFormat, int threads,
+                                                     const std::function<void(size_t, const TensorBase&)>& after) {
+  TensorBase out;
+  Assignment a = bindAssignment(expr, rounds.at(0), outFormat, Datatype::Float64, out);
+  Schedule s = threads > 1 ? defaultParallelSchedule(a, threads) : Schedule{};
+  auto kernel = Kernel::compile(a, s);
+  for (size_t r = 0; r < rounds.size(); r++) {
+    for (const Operand& in : rounds[r])
+      for (const ExprNode* n : rhsAccesses(a))
+        if (n->tensor->name == in.name) TensorBase(n->tensor).setFromCoo(in.data);
+    CooData expected = referenceEvaluate(a);
+    kernel->run(a, threads);
+    std::string why;
+    if (!tensorsClose(expected, out.toCoo(), 1e-9, 1e-9, &why))
+      return ::testing::AssertionFailure() << expr << " into " << outFormat.str() << ", round " << r << " on "
+                                           << threads << " threads: " << why << "\n"
+                                           << Kernel::emitC(a, s);
+    if (after) after(r, out);
+  }
+  return ::testing::AssertionSuccess();
+}
+
 std::filesystem::path makeScratchDir(const std::string& prefix) {
   std::string tmpl = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed for " + tmpl);

@@ -44,6 +44,13 @@ struct Operand {
     const std::function<std::string(const std::vector<IndexVar>& order)>& schedule, int threads,
     double tol = 1e-9);
 
+/// Compiles `expr` once (the default parallel schedule when `threads` > 1) and runs it
+/// into the same output tensor once per round, the inputs refilled with that round's
+/// data (same names and formats as round 0), comparing every result with the reference
+/// evaluator. `after` sees the output after each round (round number, output).
+::testing::AssertionResult matchesReferenceEachRound(
+    const std::string& expr, const std::vector<std::vector<Operand>>& rounds, const Format& outFormat, int threads,
+    const std::function<void(size_t, const TensorBase&)>& after = {});
 /// A fresh private directory under the system temp dir ("<prefix>-XXXXXX"); throws on failure.
 std::filesystem::path makeScratchDir(const std::string& prefix);
 /// Remove a scratch directory and everything in it (errors ignored).
