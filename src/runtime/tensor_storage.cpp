@@ -1,14 +1,13 @@
 // Tensor storage: construction, inserts, packing into level arrays, reading them back.
 //
 // Packing (see pack()): the pending entries are sorted lexicographically in storage
-// order through an index permutation, stably, without moving values: normally by one
-// LSD radix sort of 64-bit linearized keys; when the product of the dimensions exceeds
-// 64 bits, by one stable counting/radix sort per level. Equal coordinates are merged
-// into groups (summed into vals at the end), and the levels are built top-down. While
-// building, every position of the current level owns a contiguous range of the sorted
-// groups; because positions are created in coordinate order, the ranges of consecutive
-// positions are adjacent, so one bounds array (bnd[p]..bnd[p+1]) of size positions+1
-// describes them all. Cost: O(nnz * passes + storage size).
+// order through an index permutation, stably, without moving values (entry_sort.h).
+// Equal coordinates are merged into groups (summed into vals at the end), and the
+// levels are built top-down. While building, every position of the current level owns
+// a contiguous range of the sorted groups; because positions are created in coordinate
+// order, the ranges of consecutive positions are adjacent, so one bounds array
+// (bnd[p]..bnd[p+1]) of size positions+1 describes them all. Cost: O(nnz * passes +
+// storage size).
 #include <algorithm>
 #include <climits>
 #include <cstdlib>
@@ -20,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "runtime/entry_sort.h"
 #include "tessel/tensor.h"
 
 namespace tessel {
@@ -189,161 +189,6 @@ void storeFromDouble(const TensorImpl& t, unsigned char* dst, double v) {
     case Datatype::Float64: return storeFromDouble<double>(t, dst, v);
   }
   throw InternalError("storeFromDouble: unknown datatype");
-}
-
-// ---- sorting ----
-
-/// The pending entries sorted lexicographically in storage order (stably: equal
-/// coordinates keep insertion order) and merged into nu groups of equal coordinates.
-/// Group u is the pending entries entry(groupBegin(u)) .. entry(groupEnd(u) - 1).
-/// Identity permutations and groups (sorted input, no duplicates) are not materialized.
-struct SortedEntries {
-  int64_t nu = 0;
-  bool permIdentity = true;
-  std::vector<int64_t> perm;  // sorted position -> pending entry (unless identity)
-  bool groupsIdentity = true;
-  std::vector<int64_t> gs;  // group starts in sorted order, size nu + 1 (unless identity)
-  // Keyed path: the storage-order coordinates of group u linearized into ukeys[u]
-  // (sum of coordinate k times stride[k]). Not used when the key space exceeds 64 bits.
-  bool keyed = false;
-  std::vector<uint64_t> ukeys;
-  std::vector<uint64_t> stride;
-
-  int64_t entry(int64_t i) const { return permIdentity ? i : perm[i]; }
-  int64_t groupBegin(int64_t u) const { return groupsIdentity ? u : gs[u]; }
-  int64_t groupEnd(int64_t u) const { return groupsIdentity ? u + 1 : gs[u + 1]; }
-};
-
-/// Stable LSD radix sort of (keys, idx) by the low `bits` bits of keys.
-void radixSort(std::vector<uint64_t>& keys, std::vector<int64_t>& idx, int bits) {
-  constexpr int D = 11;
-  constexpr size_t B = size_t{1} << D;
-  const size_t n = keys.size();
-  std::vector<uint64_t> k2(n);
-  std::vector<int64_t> i2(n);
-  std::vector<size_t> count(B + 1);
-  for (int shift = 0; shift < bits; shift += D) {
-    std::fill(count.begin(), count.end(), 0);
-    for (size_t i = 0; i < n; i++) count[((keys[i] >> shift) & (B - 1)) + 1]++;
-    bool trivial = false;
-    for (size_t d = 1; d <= B && !trivial; d++) trivial = count[d] == n;
-    if (trivial) continue;  // every key has the same digit here
-    for (size_t d = 0; d < B; d++) count[d + 1] += count[d];
-    for (size_t i = 0; i < n; i++) {
-      size_t at = count[(keys[i] >> shift) & (B - 1)]++;
-      k2[at] = keys[i];
-      i2[at] = idx[i];
-    }
-    keys.swap(k2);
-    idx.swap(i2);
-  }
-}
-
-/// Group the sorted entries; `same(i)` tells whether sorted entry i equals entry i-1.
-template <typename Same>
-void makeGroups(int64_t n, SortedEntries& s, Same same) {
-  int64_t nu = 0;
-  for (int64_t i = 0; i < n; i++)
-    if (i == 0 || !same(i)) nu++;
-  s.nu = nu;
-  s.gs.clear();
-  s.groupsIdentity = nu == n;
-  if (s.groupsIdentity) return;
-  s.gs.reserve(static_cast<size_t>(nu) + 1);
-  for (int64_t i = 0; i < n; i++)
-    if (i == 0 || !same(i)) s.gs.push_back(i);
-  s.gs.push_back(n);
-}
-
-void identityPerm(int64_t n, SortedEntries& s) {
-  s.permIdentity = false;
-  s.perm.resize(n);
-  for (int64_t i = 0; i < n; i++) s.perm[i] = i;
-}
-
-/// Sort and merge through 64-bit linearized keys (the common case: the product of the
-/// dimensions fits in 64 bits). Sequential passes only, apart from one gather.
-bool sortKeyed(const TensorImpl& t, int64_t n, SortedEntries& s) {
-  const int r = static_cast<int>(t.dims.size());
-  const std::vector<int>& mo = t.format.modeOrder();
-  s.stride.assign(r, 1);
-  uint64_t total = 1;
-  for (int k = r - 1; k >= 0; k--) {
-    s.stride[k] = total;
-    if (__builtin_mul_overflow(total, static_cast<uint64_t>(t.dims[mo[k]]), &total))
-      return false;
-  }
-  s.keyed = true;
-  const int64_t* c = t.pendingCoords.data();
-  std::vector<uint64_t> keys(n);
-  for (int64_t i = 0; i < n; i++) {
-    uint64_t key = 0;
-    for (int k = 0; k < r; k++) key += static_cast<uint64_t>(c[i * r + mo[k]]) * s.stride[k];
-    keys[i] = key;
-  }
-  bool sorted = true;
-  for (int64_t i = 1; i < n && sorted; i++) sorted = keys[i - 1] <= keys[i];
-  if (!sorted) {
-    identityPerm(n, s);
-    int bits = total <= 1 ? 0 : 64 - __builtin_clzll(total - 1);
-    radixSort(keys, s.perm, bits);
-  }
-  makeGroups(n, s, [&](int64_t i) { return keys[i] == keys[i - 1]; });
-  // Compact the keys in place into one key per group.
-  if (!s.groupsIdentity) {
-    for (int64_t u = 0; u < s.nu; u++) keys[u] = keys[s.gs[u]];
-    keys.resize(s.nu);
-  }
-  s.ukeys = std::move(keys);
-  return true;
-}
-
-/// General path (key space beyond 64 bits): LSD over levels through an index
-/// permutation, one stable counting sort (small extents) or radix sort per level.
-void sortGeneral(const TensorImpl& t, int64_t n, SortedEntries& s) {
-  const int r = static_cast<int>(t.dims.size());
-  const int64_t* c = t.pendingCoords.data();
-  const std::vector<int>& mo = t.format.modeOrder();
-  s.keyed = false;
-
-  auto less = [&](int64_t a, int64_t b) {
-    for (int k = 0; k < r; k++) {
-      int64_t ca = c[a * r + mo[k]], cb = c[b * r + mo[k]];
-      if (ca != cb) return ca < cb;
-    }
-    return false;
-  };
-  bool sorted = true;
-  for (int64_t i = 1; i < n && sorted; i++)
-    if (less(i, i - 1)) sorted = false;
-  if (!sorted) {
-    identityPerm(n, s);
-    std::vector<int64_t>& perm = s.perm;
-    std::vector<int64_t> next(n);
-    std::vector<uint64_t> keys;
-    std::vector<int64_t> count;
-    for (int k = r - 1; k >= 0; k--) {
-      const int m = mo[k];
-      const int64_t N = t.dims[m];
-      if (N <= 4 * n + 1024) {
-        count.assign(static_cast<size_t>(N) + 1, 0);
-        for (int64_t i = 0; i < n; i++) count[c[perm[i] * r + m] + 1]++;
-        for (int64_t x = 0; x < N; x++) count[x + 1] += count[x];
-        for (int64_t i = 0; i < n; i++) next[count[c[perm[i] * r + m]]++] = perm[i];
-        perm.swap(next);
-      } else {
-        keys.resize(n);
-        for (int64_t i = 0; i < n; i++) keys[i] = static_cast<uint64_t>(c[perm[i] * r + m]);
-        radixSort(keys, perm, 64 - __builtin_clzll(static_cast<uint64_t>(N - 1)));
-      }
-    }
-  }
-  makeGroups(n, s, [&](int64_t i) {
-    const int64_t a = s.entry(i), b = s.entry(i - 1);
-    for (int m = 0; m < r; m++)
-      if (c[a * r + m] != c[b * r + m]) return false;
-    return true;
-  });
 }
 
 /// Coordinate of level k of every group, in sorted order.
@@ -654,8 +499,7 @@ void TensorBase::pack() {
   TESSEL_CHECK(t.pendingCoords.size() == static_cast<size_t>(n) * static_cast<size_t>(r),
                "pending coordinates and values disagree");
 
-  SortedEntries sorted;
-  if (!sortKeyed(t, n, sorted)) sortGeneral(t, n, sorted);
+  SortedEntries sorted = sortEntries(t, n);
   tessel_tensor_t raw = buildStorage(t, sorted);
   installStorage(t, raw);
   std::vector<int64_t>().swap(t.pendingCoords);
