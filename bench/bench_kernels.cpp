@@ -269,13 +269,13 @@ struct Timed {
   std::vector<double> times;
 };
 
-/// About 0.6 s of each system per case, 5 to 61 repetitions: short kernels get many,
+/// About 0.6 s of each system per case, 5 to 101 repetitions: short kernels get many,
 /// spread over the round robin, because this shared VM's noise comes in bursts of tens
 /// of milliseconds that 21 back-to-back sub-millisecond runs can fall inside.
 int repsFor(double oneRun, bool quick) {
   if (quick) return 5;
   int r = static_cast<int>(0.6 / std::max(oneRun, 1e-6));
-  return std::clamp(r, 5, 61);
+  return std::clamp(r, 5, 101);
 }
 
 struct Case {
@@ -408,18 +408,19 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
                        },
                        {}});
     }
-    // Repetitions: a first timed round fixes the count, then round robin.
-    double slowest = 0;
+    // Repetitions: a first timed round fixes each system's count (a slow peer no longer
+    // limits a fast system's), then round robin over the systems still repeating.
+    size_t rounds = 0;
     for (auto& s : timed) {
       s.prepare();
       double x = s.run();
       s.times.push_back(x);
-      slowest = std::max(slowest, x);
+      rounds = std::max(rounds, static_cast<size_t>(repsFor(x, opt.quick)));
     }
-    int reps = repsFor(slowest, opt.quick);
-    for (int r = 1; r < reps; r++)
+    for (size_t r = 1; r < rounds; r++)
       for (size_t q = 0; q < timed.size(); q++) {
         Timed& s = timed[(q + r) % timed.size()];
+        if (s.times.size() >= static_cast<size_t>(repsFor(s.times[0], opt.quick))) continue;
         s.prepare();
         s.times.push_back(s.run());
       }
@@ -469,7 +470,7 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
       else
         std::fprintf(stderr, "  %s [%s]", cl.system.c_str(), cl.status.c_str());
     }
-    std::fprintf(stderr, "  (%d reps)\n", reps);
+    std::fprintf(stderr, "  (%zu reps)\n", timed.empty() ? size_t{0} : timed[0].times.size());
     cells.insert(cells.end(), row.begin(), row.end());
   }
 }

@@ -46,7 +46,9 @@ kernels_section() {
   echo "with \`GrB_*_wait\`. Every system runs once as a warm-up, its result is checked against"
   echo "tessel's (relative tolerance 1e-9; sparse outputs: same pattern and values; **MISMATCH** marks"
   echo "a failure), then all systems are timed round robin (the first system rotates each"
-  echo "repetition); medians of 5 to 61 repetitions. CSV: \`bench/results/kernels.csv\`."
+  echo "repetition); medians of 5 to 101 repetitions, each system's count set by its own first"
+  echo "time (about 0.6 s of it per cell), so a slow peer does not cut a fast system's repetitions."
+  echo "CSV: \`bench/results/kernels.csv\`."
   echo
   echo "- Thread counts: Eigen threads only sparse x dense products (\`Eigen::setNbThreads\`);"
   echo "  its sparse + sparse and sparse x sparse are single-threaded. PETSc (MATSEQAIJ, one MPI"
