@@ -84,14 +84,13 @@ std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, const s
   if (!copyFrom.empty())
     s.push_back(raw("memcpy(" + crd->name + ", " + copyFrom + "->crd[" + std::to_string(level) +
                     "], (size_t)" + count->name + " * sizeof(*" + crd->name + "));"));
-  s.push_back(setField("crd", level, crd->name));
   s.push_back(setField("crd_size", level, count->name));
   return s;
 }
 
 std::vector<Stmt> OutputAssembly::allocVals(const Expr& count, bool zero) {
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-  return {decl(vals), allocInto(vals, sym_.tensorField(0, "vals", -1), count, zero), setField("vals", -1, vals->name),
+  return {decl(vals), allocInto(vals, sym_.tensorField(0, "vals", -1), count, zero),
           setField("vals_size", -1, count->name)};
 }
 
@@ -210,7 +209,6 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
   s.push_back(decl(vals));
   s.push_back(allocInto(vals, sym_.tensorField(0, "vals", -1), n, true));
-  s.push_back(setField("vals", -1, vals->name));
   s.push_back(setField("vals_size", -1, n->name));
   return s;
 }
@@ -257,7 +255,6 @@ std::vector<Stmt> OutputAssembly::allocLastLevel(const Expr& capacity) {
   Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
   s.push_back(decl(pos));
   s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(rows), true));
-  s.push_back(setField("pos", k, pos->name));
   s.push_back(setField("pos_size", k, rows->name + " + 1"));
   for (auto& st : allocCrd(k, capacity, "")) s.push_back(st);
   for (auto& st : allocVals(capacity, false)) s.push_back(st);
@@ -346,7 +343,6 @@ std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
       s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), false));
       s.push_back(raw("memcpy(" + pos->name + ", " + srcName + "->pos[" + std::to_string(k) + "], (size_t)(" +
                       prev->name + " + 1) * sizeof(*" + pos->name + "));"));
-      s.push_back(setField("pos", k, pos->name));
       s.push_back(setField("pos_size", k, prev->name + " + 1"));
       s.push_back(decl(next, cast(i64(), load(pos, prev))));
     } else if (lf.locatable()) {
@@ -377,7 +373,7 @@ std::vector<Stmt> OutputAssembly::scatterRootSegments(const Expr& rows, const Ex
                          forRange(q, cast(i64(), load(root.pos, intImm(0))), cast(i64(), load(root.pos, intImm(1))),
                                   store(pos, at, cast(scalar(out.pos->type.elem), size))),
                          forRange(r, intImm(0), rows, store(pos, plus1(r), load(pos, r), true)),
-                         setField("pos", 1, pos->name), setField("pos_size", 1, rows->name + " + 1"),
+                         setField("pos_size", 1, rows->name + " + 1"),
                          decl(next, cast(i64(), load(pos, rows)))};
   return s;
 }
@@ -413,7 +409,6 @@ std::vector<Stmt> OutputAssembly::assembleFromCounts() {
       s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), false));
       s.push_back(forRange(t2, intImm(0), plus1(prev), store(pos, t2, cast(scalar(la.pos->type.elem), load(cnt_[k], t2)))));
       s.push_back(freeArray(cnt_[k]));
-      s.push_back(setField("pos", k, pos->name));
       s.push_back(setField("pos_size", k, prev->name + " + 1"));
       for (int l = k; l <= chainEnd(k); l++)
         for (auto& st : allocCrd(l, next, "")) s.push_back(st);
