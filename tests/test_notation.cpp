@@ -109,6 +109,29 @@ TEST(Access, ArityIsChecked) {
   EXPECT_EQ(copy.get(), a.get());
 }
 
+// A recorded assignment names its output; the output must still be freed when its last
+// handle goes, and its inputs with it.
+TEST(Access, RecordedAssignmentsDoNotKeepTensorsAlive) {
+  std::weak_ptr<TensorImpl> out, in;
+  {
+    Tensor<double> a("a", {3}), B("B", {3, 4}, CSR()), c("c", {4}), d("d", {3});
+    IndexVar i("i"), j("j");
+    B.insert({1, 2}, 3.0);
+    c.insert({2}, 2.0);
+    d.insert({1}, 1.0);
+    a(i) = B(i, j) * c(j);
+    a.evaluate();
+    EXPECT_EQ(a.at({1}), 6.0);
+    a(i) += d(i);  // reads the output's current values too
+    a.evaluate();
+    EXPECT_EQ(a.at({1}), 7.0);
+    out = a.impl();
+    in = B.impl();
+  }
+  EXPECT_TRUE(out.expired()) << "the output owns itself through its assignment";
+  EXPECT_TRUE(in.expired());
+}
+
 TEST(Access, AssignmentIsRecordedInTheOutput) {
   Tensor<double> a("a", {3}), B("B", {3, 4}, CSR()), c("c", {4});
   IndexVar i("i"), j("j");

@@ -101,7 +101,9 @@ class TensorBase {
   }
   Access operator()(const std::vector<IndexVar>& vars) const { return Access(*this, vars); }
 
-  /// The assignment recorded by `A(i,j) = ...` (throws NotationError if none).
+  /// The assignment recorded by `A(i,j) = ...` (throws NotationError if none). It names
+  /// this tensor without owning it (no reference cycle), so a copy of it must not
+  /// outlive the tensor.
   const Assignment& assignment() const;
   void setAssignment(const Assignment& a);
   /// Compile (JIT, cached), assemble and compute the recorded assignment.

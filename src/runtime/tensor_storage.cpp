@@ -663,6 +663,32 @@ const Assignment& TensorBase::assignment() const {
   return *t.assignment;
 }
 
-void TensorBase::setAssignment(const Assignment& a) { checkedImpl(impl_).assignment = a; }
+namespace {
+
+/// `e` with every access to `self` holding it without owning it: a tensor that stored
+/// an assignment naming itself (its left-hand side at least) would otherwise own itself
+/// and never be freed.
+IndexExpr withoutSelfOwnership(const IndexExpr& e, TensorImpl* self) {
+  if (!e.defined()) return e;
+  const ExprNode& n = e.node();
+  bool selfAccess = n.kind == ExprKind::Access && n.tensor.get() == self && n.tensor.use_count() > 0;
+  IndexExpr a = withoutSelfOwnership(n.a, self), b = withoutSelfOwnership(n.b, self);
+  if (!selfAccess && a.get() == n.a.get() && b.get() == n.b.get()) return e;
+  auto copy = std::make_shared<ExprNode>(n);
+  if (selfAccess) copy->tensor = std::shared_ptr<TensorImpl>(std::shared_ptr<TensorImpl>(), self);
+  copy->a = a;
+  copy->b = b;
+  return IndexExpr(std::move(copy));
+}
+
+}  // namespace
+
+void TensorBase::setAssignment(const Assignment& a) {
+  TensorImpl& t = checkedImpl(impl_);
+  Assignment stored = a;
+  stored.lhs = withoutSelfOwnership(a.lhs, &t);
+  stored.rhs = withoutSelfOwnership(a.rhs, &t);
+  t.assignment = std::move(stored);
+}
 
 }  // namespace tessel
