@@ -154,6 +154,18 @@ TEST(Kernels, AccumulateAssign) {
     std::string why;
     EXPECT_TRUE(tensorsClose(expected, A.toCoo(), 1e-12, 1e-12, &why)) << of << ": " << why;
   }
+  // With a reduction the snapshot would be added once per reduction iteration (it once
+  // gave a(i) = 4 a_old(i) + sum): rejected by name instead, until it is compiled right.
+  TensorBase a = makeTensor("a", rnd({9}, 1.0), F("d")), Bt = makeTensor("B", B, F("ds"));
+  TensorBase ct = makeTensor("c", c, F("d"));
+  IndexVar i("i"), j("j");
+  a(i) += Bt(i, j) * ct(j);
+  try {
+    Kernel::compile(a.assignment());
+    ADD_FAILURE() << "+= with a reduction compiled";
+  } catch (const NotationError& e) {
+    EXPECT_NE(std::string(e.what()).find("sum over j"), std::string::npos) << e.what();
+  }
 }
 
 TEST(Kernels, ReorderedSumsCoverEveryRowLength) {

@@ -79,6 +79,13 @@ Problem analyze(const Assignment& given) {
 
   if (given.accumulate) {
     // A(..) += e  ==>  A(..) = A_old(..) + e, with A_old a snapshot taken at run time.
+    // That is only right when e sums over nothing: with a reduction variable, A_old
+    // would be added once per reduction iteration.
+    std::vector<IndexVar> summed = reductionVars(given);
+    if (!summed.empty())
+      throw NotationError(given.str() + ": += with a sum over " + summed[0].name() +
+                          " is not supported by the compiler yet; compute the sum into a temporary first (T = ...; then " +
+                          lhs.tensor->name + " += T)");
     TensorBase old(lhs.tensor->name + "_old", lhs.tensor->type, lhs.tensor->dims,
                    lhs.tensor->format);
     Access oldAccess(old, lhs.vars);
