@@ -267,6 +267,7 @@ struct Timed {
   std::function<void()> prepare;  // untimed (thread count)
   std::function<double()> run;    // returns the reported seconds
   std::vector<double> times;
+  size_t reps = 0;  // set from the first timed run (repsFor)
 };
 
 /// About 0.6 s of each system per case, 5 to 101 repetitions: short kernels get many,
@@ -413,14 +414,14 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
     size_t rounds = 0;
     for (auto& s : timed) {
       s.prepare();
-      double x = s.run();
-      s.times.push_back(x);
-      rounds = std::max(rounds, static_cast<size_t>(repsFor(x, opt.quick)));
+      s.times.push_back(s.run());
+      s.reps = static_cast<size_t>(repsFor(s.times[0], opt.quick));
+      rounds = std::max(rounds, s.reps);
     }
     for (size_t r = 1; r < rounds; r++)
       for (size_t q = 0; q < timed.size(); q++) {
         Timed& s = timed[(q + r) % timed.size()];
-        if (s.times.size() >= static_cast<size_t>(repsFor(s.times[0], opt.quick))) continue;
+        if (s.times.size() >= s.reps) continue;
         s.prepare();
         s.times.push_back(s.run());
       }

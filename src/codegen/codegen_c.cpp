@@ -124,13 +124,17 @@ static void* tessel_alloc(int64_t n, size_t size, int zero) {
   if (p && !zero && tessel_poisoning()) memset(p, 0xFF, bytes);
   return p;
 }
+/* Whether malloc'd array p (or NULL) holds n elements of `size` bytes. */
+static int tessel_has_room(void* p, int64_t n, size_t size) {
+  return p && malloc_usable_size(p) >= (size_t)(n > 0 ? n : 1) * size;
+}
 /* An output's array for n elements, in *slot: the array already there when it is large
    enough (an output computed again keeps its memory; fresh pages would page-fault on
    every run), else a new one, the old freed. Zeroed, or poisoned, as tessel_alloc's. */
 static void* tessel_take(void** slot, int64_t n, size_t size, int zero) {
   if (n < 0 || (uint64_t)n > SIZE_MAX / size) return NULL;
   size_t bytes = (size_t)(n > 0 ? n : 1) * size;
-  if (*slot && malloc_usable_size(*slot) >= bytes) {
+  if (tessel_has_room(*slot, n, size)) {
     if (zero) memset(*slot, 0, bytes);
     else if (tessel_poisoning()) memset(*slot, 0xFF, bytes);
     return *slot;
@@ -158,7 +162,7 @@ static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64
     if (c > INT64_MAX / 2) return 1;
     c *= 2;
   }
-  if (*crd && *vals && malloc_usable_size(*crd) >= (size_t)c * cs && malloc_usable_size(*vals) >= (size_t)c * vs) {
+  if (tessel_has_room(*crd, c, cs) && tessel_has_room(*vals, c, vs)) {
     if (tessel_poisoning()) { /* room kept from an earlier run */
       memset((char*)*crd + *cap * cs, 0xFF, (size_t)(c - *cap) * cs);
       memset((char*)*vals + *cap * vs, 0xFF, (size_t)(c - *cap) * vs);

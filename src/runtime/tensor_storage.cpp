@@ -663,31 +663,16 @@ const Assignment& TensorBase::assignment() const {
   return *t.assignment;
 }
 
-namespace {
-
-/// `e` with every access to `self` holding it without owning it: a tensor that stored
-/// an assignment naming itself (its left-hand side at least) would otherwise own itself
-/// and never be freed.
-IndexExpr withoutSelfOwnership(const IndexExpr& e, TensorImpl* self) {
-  if (!e.defined()) return e;
-  const ExprNode& n = e.node();
-  bool selfAccess = n.kind == ExprKind::Access && n.tensor.get() == self && n.tensor.use_count() > 0;
-  IndexExpr a = withoutSelfOwnership(n.a, self), b = withoutSelfOwnership(n.b, self);
-  if (!selfAccess && a.get() == n.a.get() && b.get() == n.b.get()) return e;
-  auto copy = std::make_shared<ExprNode>(n);
-  if (selfAccess) copy->tensor = std::shared_ptr<TensorImpl>(std::shared_ptr<TensorImpl>(), self);
-  copy->a = a;
-  copy->b = b;
-  return IndexExpr(std::move(copy));
-}
-
-}  // namespace
-
 void TensorBase::setAssignment(const Assignment& a) {
   TensorImpl& t = checkedImpl(impl_);
   Assignment stored = a;
-  stored.lhs = withoutSelfOwnership(a.lhs, &t);
-  stored.rhs = withoutSelfOwnership(a.rhs, &t);
+  // The left-hand side names this tensor; owning it there would make the tensor own
+  // itself and never be freed. (checkAssignment keeps the output off the right.)
+  if (a.lhs.defined() && a.lhs.node().tensor.get() == &t) {
+    auto lhs = std::make_shared<ExprNode>(a.lhs.node());
+    lhs->tensor = std::shared_ptr<TensorImpl>(std::shared_ptr<TensorImpl>(), &t);  // aliasing, no owner
+    stored.lhs = IndexExpr(std::move(lhs));
+  }
   t.assignment = std::move(stored);
 }
 
