@@ -53,6 +53,38 @@ TEST_F(CliRun, TimeWithRepetitionsPrintsMedians) {
   EXPECT_EQ(once.err.find("median"), std::string::npos) << show(once);
 }
 
+/// `+=` starts from the output's values when -i or -g gives them (only then), adds the sum
+/// once per run, and --check compares the last run with the reference.
+TEST_F(CliRun, AccumulateStartsFromGivenValues) {
+  std::string B = (dir_ / "B.mtx").string(), c = (dir_ / "c.tns").string(), a0 = (dir_ / "a0.tns").string();
+  ASSERT_EQ(run({"generate", "uniform:300,200,5", "-o", B}).code, 0);
+  ASSERT_EQ(run({"generate", "dense:200", "-o", c, "--seed", "2"}).code, 0);
+  ASSERT_EQ(run({"generate", "uniform:300,1,1", "-o", (dir_ / "a0.mtx").string(), "--seed", "3"}).code, 0);
+  ASSERT_EQ(run({"run", "a(i) = A0(i,j)", "-i", "A0:" + (dir_ / "a0.mtx").string(), "-o", "a:" + a0}).code, 0);
+  Result acc = run({"run", "a(i) += B(i,j) * c(j)", "-f", "B:ds", "-i", "B:" + B, "-i", "c:" + c, "-i", "a:" + a0,
+                    "-o", "a:" + (dir_ / "acc.tns").string(), "--check", "--threads", "2"});
+  ASSERT_EQ(acc.code, 0) << show(acc);
+  EXPECT_NE(acc.err.find("check: OK"), std::string::npos) << show(acc);
+  // The same in two steps. (Not `B(i,j) * c(j) + d(i)`: the sum over j covers the whole
+  // right-hand side, so that adds d 200 times.)
+  std::string t = (dir_ / "t.tns").string();
+  ASSERT_EQ(run({"run", "a(i) = B(i,j) * c(j)", "-f", "B:ds", "-i", "B:" + B, "-i", "c:" + c, "-o", "a:" + t}).code, 0);
+  Result sum = run({"run", "a(i) = t(i) + d(i)", "-i", "t:" + t, "-i", "d:" + a0, "-o", "a:" + (dir_ / "sum.tns").string()});
+  ASSERT_EQ(sum.code, 0) << show(sum);
+  EXPECT_TRUE(sameEntries(readEntries(dir_ / "sum.tns"), readEntries(dir_ / "acc.tns")));
+  // Three runs add the sum three times; the check follows the last.
+  Result reps = run({"run", "A(i,j) += B(i,k) * C(k,j)", "-f", "A:ds", "-f", "B:ds", "-f", "C:ds", "-g",
+                     "A:uniform:40,30,3", "-g", "B:uniform:40,50,4", "-g", "C:uniform:50,30,4", "--time=3", "--check"});
+  EXPECT_EQ(reps.code, 0) << show(reps);
+  EXPECT_NE(reps.err.find("check: OK"), std::string::npos) << show(reps);
+  expectUserError(run({"run", "a(i) = B(i,j) * c(j)", "-g", "B:uniform:10,10,2", "-g", "c:dense:10", "-g",
+                       "a:dense:10"}),
+                  {"output tensor 'a'", "+="});
+  expectUserError(run({"run", "a(i) += B(i,j) * c(j)", "-g", "B:uniform:10,10,2", "-g", "c:dense:10", "-g",
+                       "a:dense:9"}),
+                  {"starting values", "9", "10"});
+}
+
 TEST_F(CliRun, EmitPrintsTheKernel) {
   Result r = run({"emit", "A(i,j) = B(i,k) * C(k,j)", "-f", "B:ds", "-f", "C:ds", "-f", "A:ds"});
   EXPECT_EQ(r.code, 0) << show(r);

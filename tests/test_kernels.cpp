@@ -154,18 +154,53 @@ TEST(Kernels, AccumulateAssign) {
     std::string why;
     EXPECT_TRUE(tensorsClose(expected, A.toCoo(), 1e-12, 1e-12, &why)) << of << ": " << why;
   }
-  // With a reduction the snapshot would be added once per reduction iteration (it once
-  // gave a(i) = 4 a_old(i) + sum): rejected by name instead, until it is compiled right.
-  TensorBase a = makeTensor("a", rnd({9}, 1.0), F("d")), Bt = makeTensor("B", B, F("ds"));
-  TensorBase ct = makeTensor("c", c, F("d"));
-  IndexVar i("i"), j("j");
-  a(i) += Bt(i, j) * ct(j);
-  try {
-    Kernel::compile(a.assignment());
-    ADD_FAILURE() << "+= with a reduction compiled";
-  } catch (const NotationError& e) {
-    EXPECT_NE(std::string(e.what()).find("sum over j"), std::string::npos) << e.what();
-  }
+}
+
+/// `+=` with a sum on the right, into an output that already holds values: the old
+/// values count once. (One loop nest once gave a(i) = 4 a_old(i) + sum: the old value
+/// was added on every iteration of j.) Two runs in a row, each checked.
+TEST(Kernels, AccumulateSum) {
+  struct Case {
+    std::string expr;
+    CooData init;
+    std::vector<const char*> outFormats;
+    std::vector<Operand> inputs;
+    std::string schedule;  // for 2 and 4 threads, besides the default parallel one
+  };
+  auto B = rnd({9, 8}, 0.3), C = rnd({8, 7}, 0.3), c = rnd({8}, 1.0), a0 = rnd({9}, 0.5), A0 = rnd({9, 7}, 0.2);
+  CooData none;
+  none.dims = {9, 8};
+  std::vector<Case> cases = {
+      {"a(i) += B(i,j) * c(j)", a0, {"d"}, {{"B", B, F("ds")}, {"c", c, F("d")}},
+       "split(i,i0,i1,2),parallelize(i0,cpu_thread,no_races)"},
+      {"a(i) += B(i,j) * c(j)", a0, {"s"}, {{"B", B, F("ds")}, {"c", c, F("d")}}, ""},
+      {"a(i) += B(i,j) * c(j)", a0, {"d"}, {{"B", B, F("ss")}, {"c", c, F("d")}}, ""},
+      {"a(i) += B(i,j) * c(j)", a0, {"d"}, {{"B", none, F("ds")}, {"c", c, F("d")}}, ""},
+      {"a(i) += B(i,j)", a0, {"d", "s"}, {{"B", B, F("dd")}}, ""},
+      {"A(i,j) += B(i,k) * C(k,j)", A0, {"dd", "ds"}, {{"B", B, F("ds")}, {"C", C, F("ds")}},
+       "split(i,i0,i1,3),parallelize(i0,cpu_thread,no_races)"},
+      {"A(i,j) += B(i,k) * C(k,j)", A0, {"ss"}, {{"B", B, F("ds")}, {"C", C, F("ss")}}, ""},
+  };
+  for (const Case& cs : cases)
+    for (const char* of : cs.outFormats)
+      for (int threads : {1, 2, 4})
+        for (bool own : {false, true}) {
+          if (own && (threads == 1 || cs.schedule.empty())) continue;
+          std::map<std::string, TensorBase> tensors;
+          for (const Operand& in : cs.inputs) tensors[in.name] = makeTensor(in.name, in.data, in.format);
+          std::string out = cs.expr.substr(0, 1);
+          tensors[out] = makeTensor(out, cs.init, F(of));
+          Assignment a = parseAssignment(cs.expr, tensors);
+          Schedule s = own ? parseSchedule(cs.schedule, a) : defaultParallelSchedule(a, threads);
+          SCOPED_TRACE(cs.expr + " into " + of + ", " + std::to_string(threads) + " threads, schedule " + s.str());
+          auto kernel = Kernel::compile(a, s);
+          for (int run = 0; run < 2; run++) {
+            CooData expected = referenceEvaluate(a);
+            kernel->run(a, threads);
+            std::string why;
+            EXPECT_TRUE(tensorsClose(expected, tensors[out].toCoo(), 1e-12, 1e-12, &why)) << "run " << run << ": " << why;
+          }
+        }
 }
 
 TEST(Kernels, ReorderedSumsCoverEveryRowLength) {

@@ -40,6 +40,26 @@ TEST(Lowering, ConflictingOperandIsTransposedAndSaysSo) {
   EXPECT_TRUE(tensorsClose(expected, A.toCoo(), 1e-12, 1e-12));
 }
 
+/// `A += e` with a sum in e is two loop nests (Kernel runs T = e, then A += T); one
+/// would add A's old values once per iteration of the sum, so lower() names the variable.
+TEST(Lowering, AccumulatedSumIsNotOneLoopNest) {
+  TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
+  IndexVar i("i"), j("j");
+  Assignment acc = makeAssignment(Access(a, {i}), Access(B, {i, j}) * Access(c, {j}), true);
+  ASSERT_TRUE(accumulatesSum(acc));
+  try {
+    lower::lower(acc);
+    ADD_FAILURE() << "one loop nest for " << acc.str();
+  } catch (const NotationError& e) {
+    EXPECT_NE(std::string(e.what()).find("sum over j"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(Kernel::loopOrder(acc).size(), 2u);
+  std::string code = Kernel::emitC(acc);
+  EXPECT_NE(code.find("stage 1 of 2"), std::string::npos);
+  EXPECT_NE(code.find("stage 2 of 2"), std::string::npos);
+  EXPECT_FALSE(accumulatesSum(makeAssignment(Access(a, {i}), Access(B, {i, j}) * Access(c, {j}))));
+}
+
 TEST(Lowering, OutputStrategies) {
   IndexVar i("i"), j("j"), k("k");
   TensorBase B = T("B", {6, 6}, "ds"), C = T("C", {6, 6}, "ds"), D = T("D", {6, 4}, "dd", 1.0),

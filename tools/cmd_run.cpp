@@ -7,6 +7,7 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -44,8 +45,10 @@ Sources parseSources(const Options& opt, const ExpressionArgs& args) {
                  std::map<std::string, std::string>& into) {
     auto [name, value] = splitNamed(arg, option, what);
     args.requireKnown(name, option);
-    if (args.byName.at(name).isOutput)
-      throw UsageError(std::string(option) + " names the output tensor '" + name + "'; give inputs only");
+    const TensorUse& use = args.byName.at(name);
+    if (use.isOutput && !use.accumulated)
+      throw UsageError(std::string(option) + " names the output tensor '" + name +
+                       "'; give inputs only (an output's starting values are read only for +=)");
     if (s.files.count(name) || s.specs.count(name))
       throw UsageError("tensor '" + name + "' is given more than one source (-i/-g)");
     into.emplace(name, value);
@@ -78,7 +81,8 @@ std::map<std::string, TensorBase> loadInputs(const Options& opt, const Expressio
   std::map<std::string, TensorBase> tensors;
   uint64_t seed = opt.seed;
   for (const auto& u : args.uses) {
-    if (u.isOutput) continue;
+    // The output is read only as the starting values of +=, and then only if given.
+    if (u.isOutput && !(u.accumulated && (src.files.count(u.name) || src.specs.count(u.name)))) continue;
     CooData coo;
     std::string origin;
     if (auto f = src.files.find(u.name); f != src.files.end() && hasExtension(f->second, ".tsb")) {
@@ -140,7 +144,8 @@ double medianMs(std::vector<double> seconds) {
 }
 
 /// Compile, run (REPS times with --time=REPS) and report times as medians.
-void compileAndRun(const Options& opt, const Assignment& a) {
+/// `beforeLastRun` sees the tensors before the last run (a check of += needs them).
+void compileAndRun(const Options& opt, const Assignment& a, const std::function<void()>& beforeLastRun) {
   auto t0 = std::chrono::steady_clock::now();
   Schedule schedule = chooseSchedule(opt.schedule, opt.threads, a);
   auto kernel = Kernel::compile(a, schedule);
@@ -148,6 +153,7 @@ void compileAndRun(const Options& opt, const Assignment& a) {
   int reps = std::max(1, opt.timeReps);
   std::vector<double> assemble, compute;
   for (int r = 0; r < reps; r++) {
+    if (r == reps - 1) beforeLastRun();
     RunTimes t = kernel->run(a, opt.threads);
     assemble.push_back(t.assembleSeconds);
     compute.push_back(t.computeSeconds);
@@ -161,10 +167,11 @@ void compileAndRun(const Options& opt, const Assignment& a) {
   }
 }
 
-/// --check: compare with the reference evaluator; a mismatch is a tessel bug (exit 1).
-void checkAgainstReference(const Assignment& a, const TensorBase& output) {
+/// --check: compare with the reference evaluator's result for the last run (taken before
+/// it: += reads the output); a mismatch is a tessel bug (exit 1).
+void checkAgainstReference(const CooData& expected, const TensorBase& output) {
   std::string why;
-  if (!tensorsClose(referenceEvaluate(a), output.toCoo(), 1e-9, 1e-12, &why))
+  if (!tensorsClose(expected, output.toCoo(), 1e-9, 1e-12, &why))
     throw InternalError("check: the result differs from the reference evaluator: " + why);
   std::fprintf(stderr, "check: OK (matches the reference evaluator)\n");
 }
@@ -183,12 +190,27 @@ int runCommand(const Options& opt) {
   std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, tensors);
   TensorBase output(out.name, Datatype::Float64, outDims,
                     withFittingWidths(args.formatOf(out), outDims, dimsProduct(outDims)));
-  tensors.emplace(out.name, output);
+  if (auto start = tensors.find(out.name); start != tensors.end()) {  // += from given values
+    if (start->second.dims() != outDims) {
+      auto show = [](const std::vector<int64_t>& d) {
+        std::string s;
+        for (int64_t x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
+        return s;
+      };
+      throw DimensionError("the starting values given for " + out.name + " are " + show(start->second.dims()) +
+                           ", but the expression makes " + out.name + " " + show(outDims));
+    }
+    output.setFromCoo(start->second.toCoo());
+  }
+  tensors.insert_or_assign(out.name, output);
 
   Assignment a = parseAssignment(opt.expr, tensors);
   checkAssignment(a);
-  compileAndRun(opt, a);
-  if (opt.check) checkAgainstReference(a, output);
+  CooData expected;
+  compileAndRun(opt, a, [&] {
+    if (opt.check) expected = referenceEvaluate(a);
+  });
+  if (opt.check) checkAgainstReference(expected, output);
 
   if (outPath && hasExtension(*outPath, ".tsb")) writeBinary(*outPath, output);  // in A's own format
   CooData result = output.toCoo();

@@ -26,12 +26,13 @@ class Kernel {
   /// Lower, emit C and JIT-compile. Throws NotationError/DimensionError/FormatError
   /// for bad input, CompileError if the system compiler fails.
   /// A schedule that does not fit the assignment throws ScheduleError.
+  /// `A(..) += e` with a sum in e compiles two stages, T = e (scheduled) and A += T.
   static std::shared_ptr<Kernel> compile(const Assignment& a, const Schedule& schedule = {},
                                          const JitOptions& jit = {});
   /// The loops the compiler picks without a schedule, outermost first: the index
   /// variables a schedule starts from.
   static std::vector<IndexVar> loopOrder(const Assignment& a);
-  /// The C code compile() would build, without compiling it.
+  /// The C code compile() would build, without compiling it (both stages, if two).
   static std::string emitC(const Assignment& a, const Schedule& schedule = {});
 
   /// Run on the tensors of `a` (same formats and types as compiled for): the output
@@ -40,7 +41,8 @@ class Kernel {
   RunTimes run(const Assignment& a, int threads = 0) const;
 
   const std::string& source() const { return source_; }
-  bool cacheHit() const { return module_->cacheHit(); }
+  /// Every stage came from the JIT cache.
+  bool cacheHit() const;
   double compileSeconds() const { return compileSeconds_; }
 
   struct Impl;
@@ -49,7 +51,6 @@ class Kernel {
  private:
   Kernel() = default;
   std::string source_;
-  std::shared_ptr<JitModule> module_;
   double compileSeconds_ = 0;
   std::unique_ptr<Impl> impl_;
 };

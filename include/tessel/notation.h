@@ -105,6 +105,10 @@ struct Assignment {
 /// (rhs only, in order of first appearance).
 std::vector<IndexVar> freeVars(const Assignment& a);
 std::vector<IndexVar> reductionVars(const Assignment& a);
+/// `A(..) += e` where e sums over a variable. Kernels run it in two stages, T(..) = e
+/// then A(..) += T(..): one loop nest would add A's old values once per iteration of
+/// the sum.
+bool accumulatesSum(const Assignment& a);
 /// All accesses in the rhs, left to right.
 std::vector<const ExprNode*> rhsAccesses(const Assignment& a);
 

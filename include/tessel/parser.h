@@ -22,6 +22,7 @@ struct TensorUse {
   std::string name;
   int order = 0;
   bool isOutput = false;
+  bool accumulated = false;  ///< the output of `+=`: its current values are added to
 };
 
 /// Tensors in the text, output first then inputs in order of first appearance.

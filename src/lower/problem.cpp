@@ -80,12 +80,13 @@ Problem analyze(const Assignment& given) {
   if (given.accumulate) {
     // A(..) += e  ==>  A(..) = A_old(..) + e, with A_old a snapshot taken at run time.
     // That is only right when e sums over nothing: with a reduction variable, A_old
-    // would be added once per reduction iteration.
+    // would be added once per reduction iteration. Kernel runs such an assignment in
+    // two stages (accumulatesSum), so only a direct lower() call gets here.
     std::vector<IndexVar> summed = reductionVars(given);
     if (!summed.empty())
       throw NotationError(given.str() + ": += with a sum over " + summed[0].name() +
-                          " is not supported by the compiler yet; compute the sum into a temporary first (T = ...; then " +
-                          lhs.tensor->name + " += T)");
+                          " is not one loop nest; compute the sum into a temporary first (T = ...; then " +
+                          lhs.tensor->name + " += T), as Kernel::compile does");
     TensorBase old(lhs.tensor->name + "_old", lhs.tensor->type, lhs.tensor->dims,
                    lhs.tensor->format);
     Access oldAccess(old, lhs.vars);

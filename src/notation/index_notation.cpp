@@ -245,6 +245,8 @@ std::vector<IndexVar> reductionVars(const Assignment& a) {
   return out;
 }
 
+bool accumulatesSum(const Assignment& a) { return a.accumulate && !reductionVars(a).empty(); }
+
 std::vector<const ExprNode*> rhsAccesses(const Assignment& a) {
   std::vector<const ExprNode*> out;
   collectAccesses(a.rhs, out);

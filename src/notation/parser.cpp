@@ -379,7 +379,7 @@ std::vector<TensorUse> scanTensors(const std::string& text) {
           throw NotationError("tensor " + a.name + " is used with " + std::to_string(u.order) +
                               " and with " + std::to_string(order) + " index variables");
       }
-    if (!found) out.push_back(TensorUse{a.name, order, k == 0});
+    if (!found) out.push_back(TensorUse{a.name, order, k == 0, k == 0 && s.accumulate});
   }
   return out;
 }

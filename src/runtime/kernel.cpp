@@ -14,10 +14,17 @@
 
 namespace tessel {
 
-struct Kernel::Impl {
-  std::vector<lower::TensorArg> args;  // as compiled
+/// One compiled loop nest: its tensor slots (as compiled) and entry points.
+struct Stage {
+  std::vector<lower::TensorArg> args;
+  std::shared_ptr<JitModule> module;
   tessel_kernel_fn assemble = nullptr;
   tessel_kernel_fn compute = nullptr;
+};
+
+struct Kernel::Impl {
+  // One stage, or two for `A += e` with a sum in e (see TwoStages).
+  std::vector<Stage> stages;
 };
 
 Kernel::~Kernel() = default;
@@ -45,33 +52,84 @@ void check(int rc, const std::string& phase, const std::string& output) {
   throw InternalError(phase + " of " + output + " returned " + std::to_string(rc));
 }
 
+/// `A(..) += e` with a sum in e as two assignments: T(..) = e, then A(..) += T(..), with
+/// T a temporary in A's format. (A = A_old + e in one loop nest would add A_old once per
+/// iteration of the sum.) Built the same way at compile and run time, so the stages'
+/// tensor slots match.
+struct TwoStages {
+  TensorBase partial;
+  Assignment sum, add;
+};
+
+TwoStages splitAccumulatedSum(const Assignment& a) {
+  const ExprNode& lhs = a.lhsNode();
+  TensorBase out(lhs.tensor);
+  // The temporary takes A's name: a schedule's error about the sum's output then names A.
+  TwoStages t{TensorBase(out.name(), out.datatype(), out.dims(), out.format()), {}, {}};
+  t.sum = Assignment{Access(t.partial, lhs.vars), a.rhs, false};
+  t.add = Assignment{Access(out, lhs.vars), Access(t.partial, lhs.vars), true};
+  return t;
+}
+
+std::vector<Assignment> stagesOf(const Assignment& a) {
+  if (!accumulatesSum(a)) return {a};
+  TwoStages t = splitAccumulatedSum(a);
+  return {t.sum, t.add};
+}
+
+/// The user's schedule applies to the stage that computes the sum; adding it in runs on
+/// blocks of rows (a parallel schedule runs on any thread count).
+Schedule scheduleOf(size_t stage, const Assignment& a, const Schedule& given) {
+  return stage == 0 ? given : defaultParallelSchedule(a, 2);
+}
+
 }  // namespace
 
-std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) { return lower::analyze(a).order; }
+std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) { return lower::analyze(stagesOf(a)[0]).order; }
 
 std::string Kernel::emitC(const Assignment& a, const Schedule& schedule) {
-  return codegen::emitC(lower::lower(a, schedule).module);
+  std::vector<Assignment> stages = stagesOf(a);
+  if (stages.size() == 1) return codegen::emitC(lower::lower(a, schedule).module);
+  std::string out;
+  for (size_t k = 0; k < stages.size(); k++)
+    out += "/* ---- stage " + std::to_string(k + 1) + " of 2: " +
+           (k == 0 ? "the sum into a temporary, " + stages[0].str() : "adding it in, " + a.lhs.str() + " += (the sum)") +
+           " */\n" + codegen::emitC(lower::lower(stages[k], scheduleOf(k, stages[k], schedule)).module);
+  return out;
+}
+
+bool Kernel::cacheHit() const {
+  for (const Stage& s : impl_->stages)
+    if (!s.module->cacheHit()) return false;
+  return true;
 }
 
 std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& schedule, const JitOptions& jit) {
   auto t0 = std::chrono::steady_clock::now();
-  lower::LoweredKernel lk = lower::lower(a, schedule);
   std::shared_ptr<Kernel> k(new Kernel());
-  k->source_ = codegen::emitC(lk.module);
-  k->module_ = jitCompile(k->source_, jit);
   k->impl_ = std::make_unique<Impl>();
-  k->impl_->args = lk.problem.args;
-  k->impl_->assemble = reinterpret_cast<tessel_kernel_fn>(k->module_->symbol("tessel_assemble"));
-  k->impl_->compute = reinterpret_cast<tessel_kernel_fn>(k->module_->symbol("tessel_compute"));
+  std::vector<Assignment> stages = stagesOf(a);
+  for (size_t n = 0; n < stages.size(); n++) {
+    lower::LoweredKernel lk = lower::lower(stages[n], scheduleOf(n, stages[n], schedule));
+    std::string source = codegen::emitC(lk.module);
+    Stage st;
+    st.module = jitCompile(source, jit);
+    st.args = lk.problem.args;
+    st.assemble = reinterpret_cast<tessel_kernel_fn>(st.module->symbol("tessel_assemble"));
+    st.compute = reinterpret_cast<tessel_kernel_fn>(st.module->symbol("tessel_compute"));
+    k->impl_->stages.push_back(std::move(st));
+    k->source_ += source;
+  }
   k->compileSeconds_ = secondsSince(t0);
   return k;
 }
 
-RunTimes Kernel::run(const Assignment& a, int threads) const {
-  if (threads < 0) throw UserError("thread count must be positive, got " + std::to_string(threads));
-  if (threads > 0) omp_set_num_threads(threads);
+namespace {
+
+/// Binds `a`'s tensors to a compiled stage, assembles its output and computes it.
+RunTimes runStage(const Stage& stage, const Assignment& a) {
   lower::Problem p = lower::analyze(a);
-  const auto& compiled = impl_->args;
+  const auto& compiled = stage.args;
   if (p.args.size() != compiled.size())
     throw UserError("kernel was compiled for a different expression: " + a.str());
   for (size_t s = 0; s < p.args.size(); s++)
@@ -110,12 +168,12 @@ RunTimes Kernel::run(const Assignment& a, int threads) const {
 
   RunTimes times;
   auto t0 = std::chrono::steady_clock::now();
-  int rc = impl_->assemble(ptrs.data());
+  int rc = stage.assemble(ptrs.data());
   if (rc != TESSEL_OK) emptyAfterFailure(output);
   check(rc, "assembly", output.name());
   times.assembleSeconds = secondsSince(t0);
   t0 = std::chrono::steady_clock::now();
-  rc = impl_->compute(ptrs.data());
+  rc = stage.compute(ptrs.data());
   if (rc != TESSEL_OK) emptyAfterFailure(output);
   check(rc, "compute", output.name());
   times.computeSeconds = secondsSince(t0);
@@ -123,6 +181,24 @@ RunTimes Kernel::run(const Assignment& a, int threads) const {
   storage.recomputed = true;
   output.impl()->packed = true;
   return times;
+}
+
+}  // namespace
+
+RunTimes Kernel::run(const Assignment& a, int threads) const {
+  if (threads < 0) throw UserError("thread count must be positive, got " + std::to_string(threads));
+  if (threads > 0) omp_set_num_threads(threads);
+  const std::vector<Stage>& stages = impl_->stages;
+  if (stages.size() == 1) {
+    if (accumulatesSum(a)) throw UserError("kernel was compiled for a different expression: " + a.str());
+    return runStage(stages[0], a);
+  }
+  if (!accumulatesSum(a)) throw UserError("kernel was compiled for a different expression: " + a.str());
+  // A failure in the first stage leaves A as it was: the sum goes to a temporary.
+  TwoStages t = splitAccumulatedSum(a);
+  RunTimes sum = runStage(stages[0], t.sum);
+  RunTimes add = runStage(stages[1], t.add);
+  return {sum.assembleSeconds + add.assembleSeconds, sum.computeSeconds + add.computeSeconds};
 }
 
 }  // namespace tessel

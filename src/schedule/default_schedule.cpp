@@ -37,8 +37,11 @@ bool compiles(const Assignment& a, const Schedule& s) {
 
 }  // namespace
 
-Schedule defaultParallelSchedule(const Assignment& a, int threads) {
+Schedule defaultParallelSchedule(const Assignment& given, int threads) {
   if (threads <= 1) return {};
+  // `A += sum` runs its sum as a plain assignment first: schedule that one.
+  Assignment a = given;
+  if (accumulatesSum(given)) a.accumulate = false;
   const lower::Problem p = lower::analyze(a);
   const lower::OutputPlan plan = lower::planOutput(p);
   if (p.order.empty()) return {};
