@@ -83,18 +83,31 @@ Schedule scheduleOf(size_t stage, const Assignment& a, const Schedule& given) {
   return stage == 0 ? given : defaultParallelSchedule(a, 2);
 }
 
+/// Each stage lowered with its schedule, and its C source (headed by what the stage
+/// does when there are two).
+std::vector<std::pair<lower::LoweredKernel, std::string>> lowerStages(const Assignment& a, const Schedule& schedule) {
+  std::vector<Assignment> stages = stagesOf(a);
+  std::vector<std::pair<lower::LoweredKernel, std::string>> out;
+  for (size_t k = 0; k < stages.size(); k++) {
+    lower::LoweredKernel lk = lower::lower(stages[k], scheduleOf(k, stages[k], schedule));
+    std::string head;
+    if (stages.size() > 1)
+      head = "/* ---- stage " + std::to_string(k + 1) + " of 2: " +
+             (k == 0 ? "the sum into a temporary, " + stages[0].str() : "adding it in, " + a.lhs.str() + " += (the sum)") +
+             " */\n";
+    std::string source = head + codegen::emitC(lk.module);
+    out.emplace_back(std::move(lk), std::move(source));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) { return lower::analyze(stagesOf(a)[0]).order; }
 
 std::string Kernel::emitC(const Assignment& a, const Schedule& schedule) {
-  std::vector<Assignment> stages = stagesOf(a);
-  if (stages.size() == 1) return codegen::emitC(lower::lower(a, schedule).module);
   std::string out;
-  for (size_t k = 0; k < stages.size(); k++)
-    out += "/* ---- stage " + std::to_string(k + 1) + " of 2: " +
-           (k == 0 ? "the sum into a temporary, " + stages[0].str() : "adding it in, " + a.lhs.str() + " += (the sum)") +
-           " */\n" + codegen::emitC(lower::lower(stages[k], scheduleOf(k, stages[k], schedule)).module);
+  for (const auto& [lk, source] : lowerStages(a, schedule)) out += source;
   return out;
 }
 
@@ -108,10 +121,7 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& sch
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<Kernel> k(new Kernel());
   k->impl_ = std::make_unique<Impl>();
-  std::vector<Assignment> stages = stagesOf(a);
-  for (size_t n = 0; n < stages.size(); n++) {
-    lower::LoweredKernel lk = lower::lower(stages[n], scheduleOf(n, stages[n], schedule));
-    std::string source = codegen::emitC(lk.module);
+  for (auto& [lk, source] : lowerStages(a, schedule)) {
     Stage st;
     st.module = jitCompile(source, jit);
     st.args = lk.problem.args;
