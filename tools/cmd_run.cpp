@@ -81,8 +81,8 @@ std::map<std::string, TensorBase> loadInputs(const Options& opt, const Expressio
   std::map<std::string, TensorBase> tensors;
   uint64_t seed = opt.seed;
   for (const auto& u : args.uses) {
-    // The output is read only as the starting values of +=, and then only if given.
-    if (u.isOutput && !(u.accumulated && (src.files.count(u.name) || src.specs.count(u.name)))) continue;
+    // An output is read only when given (parseSources allows that for += alone).
+    if (u.isOutput && !src.files.count(u.name) && !src.specs.count(u.name)) continue;
     CooData coo;
     std::string origin;
     if (auto f = src.files.find(u.name); f != src.files.end() && hasExtension(f->second, ".tsb")) {

@@ -199,11 +199,9 @@ RunTimes Kernel::run(const Assignment& a, int threads) const {
   if (threads < 0) throw UserError("thread count must be positive, got " + std::to_string(threads));
   if (threads > 0) omp_set_num_threads(threads);
   const std::vector<Stage>& stages = impl_->stages;
-  if (stages.size() == 1) {
-    if (accumulatesSum(a)) throw UserError("kernel was compiled for a different expression: " + a.str());
-    return runStage(stages[0], a);
-  }
-  if (!accumulatesSum(a)) throw UserError("kernel was compiled for a different expression: " + a.str());
+  if (accumulatesSum(a) != (stages.size() == 2))
+    throw UserError("kernel was compiled for a different expression: " + a.str());
+  if (stages.size() == 1) return runStage(stages[0], a);
   // A failure in the first stage leaves A as it was: the sum goes to a temporary.
   TwoStages t = splitAccumulatedSum(a);
   RunTimes sum = runStage(stages[0], t.sum);
