@@ -78,6 +78,34 @@ TEST(Lowering, OutputStrategies) {
   EXPECT_EQ(lower::lower(Ad.assignment()).plan.kind, lower::OutputKind::Dense);
 }
 
+/// A dense output is zeroed before compute unless the loops assign each entry once:
+/// every output variable runs over its whole extent and nothing accumulates.
+TEST(Lowering, DenseOutputIsZeroedUnlessEveryEntryIsAssigned) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorBase B = T("B", {6, 5}, "ds"), Bs = T("Bs", {6, 5}, "ss"), D = T("D", {6, 5}, "dd", 1.0),
+             c = T("c", {5}, "d"), E = T("E", {5, 4}, "dd", 1.0);
+  TensorBase a("a", Datatype::Float64, {6}, DenseFormat(1)), A("A", Datatype::Float64, {6, 5}, DenseFormat(2)),
+      M("M", Datatype::Float64, {6, 4}, DenseFormat(2));
+  auto assignsAll = [](const Assignment& as, const Schedule& s = {}) { return lower::lower(as, s).plan.assignsAll; };
+  a(i) = B(i, j) * c(j);  // CSR SpMV: every row's sum is stored, empty rows too
+  EXPECT_TRUE(assignsAll(a.assignment()));
+  EXPECT_TRUE(assignsAll(a.assignment(), parseSchedule("split(i,i0,i1,2),parallelize(i0,cpu_thread,no_races)", a.assignment())));
+  EXPECT_NE(a.emitC().find("every entry assigned"), std::string::npos);
+  // Nonzero splits over fused rows skip empty rows and add partial sums.
+  EXPECT_FALSE(assignsAll(a.assignment(), parseSchedule("fuse(i,j,f),pos(f,fp,B),split(fp,fp0,fp1,4)", a.assignment())));
+  a(i) = Bs(i, j) * c(j);  // DCSR: rows it does not store are never visited
+  EXPECT_FALSE(assignsAll(a.assignment()));
+  A(i, j) = B(i, j) * D(i, j);  // only B's entries are visited
+  EXPECT_FALSE(assignsAll(A.assignment()));
+  A(i, j) = D(i, j) * 2;
+  EXPECT_TRUE(assignsAll(A.assignment()));
+  M(i, k) = D(i, j) * E(j, k);  // runs i, j, k: rows accumulate
+  EXPECT_FALSE(assignsAll(M.assignment()));
+  EXPECT_TRUE(assignsAll(M.assignment(), parseSchedule("reorder(i,k,j)", M.assignment())));  // dot products
+  M(i, k) = B(i, j) * E(j, k);  // CSR SpMM runs i, j, k: rows accumulate
+  EXPECT_FALSE(assignsAll(M.assignment()));
+}
+
 TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   IndexVar i("i"), j("j");
   TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));

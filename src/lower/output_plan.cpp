@@ -153,7 +153,7 @@ void gatherInWorkspace(const Problem& p, OutputPlan& plan, const IndexVar& j) {
 
 std::string OutputPlan::describe() const {
   switch (kind) {
-    case OutputKind::Dense: return "dense output";
+    case OutputKind::Dense: return assignsAll ? "dense output, every entry assigned (not zeroed first)" : "dense output";
     case OutputKind::PatternCopy:
       return denseRoot ? "output pattern copied from an input (its first level scattered to dense rows); values computed"
                        : "output pattern copied from an input; values computed";

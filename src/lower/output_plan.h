@@ -34,6 +34,9 @@ struct OutputPlan {
   int workspaceLevel = -1;  ///< Workspace: output level held in the workspace (the last)
   int workspaceDepth = -1;  ///< Workspace: loop depth at which a workspace row starts
   bool scatter = false;     ///< a reduction loop encloses the output's last variable
+  /// Dense: the compute phase assigns every entry exactly once (set by planParallel),
+  /// so assembly need not zero the values first.
+  bool assignsAll = false;
   int symbolicDepth = 0;    ///< Append/Workspace: loops the symbolic pass needs
   /// Append: reductions follow the last (sparse) output level, so an entry is appended
   /// only if the reduction meets at least one non-zero case (no explicit zeros).

@@ -28,9 +28,20 @@ bool rowsHaveOffsets(const Problem& p, const OutputPlan& plan) {
   return true;
 }
 
-}  // namespace
+/// A dense output whose every entry the loops assign once: nothing accumulates (no
+/// reduction loop, split or parallel, encloses its variables -- this includes position
+/// blocks of fused rows, which would skip empty rows), and each of its variables runs
+/// over its whole extent: every operand indexed by it is dense there.
+bool assignsEveryEntry(const Problem& p, const OutputPlan& plan) {
+  if (plan.kind != OutputKind::Dense || plan.scatter) return false;
+  for (const AccessInfo& in : p.inputs)
+    for (size_t k = 0; k < in.levelVars.size(); k++)
+      if (p.isOutputVar(in.levelVars[k]) && p.args[in.arg].format.level(static_cast<int>(k)) != LevelKind::Dense)
+        return false;
+  return true;
+}
 
-ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
+ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
   ParallelPlan pp;
   const std::string& out = p.args[0].tensor->name;
   const Format& of = p.args[0].format;
@@ -107,6 +118,14 @@ ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& ne
       break;
   }
   plan.scatter = true;  // several iterations add into one entry
+  return pp;
+}
+
+}  // namespace
+
+ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
+  ParallelPlan pp = planRaces(p, plan, nest);
+  plan.assignsAll = assignsEveryEntry(p, plan);
   return pp;
 }
 

@@ -16,8 +16,9 @@ struct ParallelPlan {
 };
 
 /// Also sets `plan.scatter` when loops of the nest make the output's values
-/// accumulate (a reduction split outside the output's variables), and keeps one-pass
-/// assembly under a parallel loop only where rows find their own offsets.
+/// accumulate (a reduction split outside the output's variables), `plan.assignsAll`,
+/// and keeps one-pass assembly under a parallel loop only where rows find their own
+/// offsets.
 ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& nest);
 
 }  // namespace tessel::lower
