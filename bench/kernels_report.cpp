@@ -130,6 +130,7 @@ void writeMd(const std::string& path, const std::vector<Cell>& cells, const std:
     auto cellStr = [&](const Cell* c) -> std::string {
       if (!c) return "";
       if (c->status == "n/a") return "n/a";
+      if (c->status.rfind("skipped: not in", 0) == 0) return "not selected";
       if (c->status.rfind("skipped", 0) == 0) return "skipped (not installed)";
       if (c->status.rfind("error", 0) == 0) return "error";
       if (!std::isfinite(c->median)) return "-";
