@@ -244,7 +244,10 @@ std::string Format::str() const {
   bool identity = modeOrder_.size() == levels_.size();
   for (size_t i = 0; identity && i < modeOrder_.size(); i++)
     identity = modeOrder_[i] == static_cast<int>(i);
-  if (!identity) s += ":" + joinInts(modeOrder_);
+  if (!identity) {  // two appends: ":" + string trips GCC 12's false -Wrestrict (PR 105651)
+    s += ':';
+    s += joinInts(modeOrder_);
+  }
   return s;
 }
 

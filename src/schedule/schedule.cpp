@@ -41,11 +41,14 @@ std::string ScheduleCommand::str() const {
   std::string s = std::string(kindName(kind)) + "(";
   for (size_t v = 0; v < vars.size(); v++) s += (v ? "," : "") + vars[v].name();
   switch (kind) {
-    case K::Split: case K::Divide: case K::Unroll: s += "," + std::to_string(amount); break;
+    // Appends one piece at a time: "," + std::string trips GCC 12's false -Wrestrict.
+    case K::Split: case K::Divide: case K::Unroll: s += ','; s += std::to_string(amount); break;
     case K::Pos: s += "," + tensor; break;
     case K::Parallelize: s += std::string(",cpu_thread,") + raceName(race); break;
     case K::Bound:
-      s += "," + std::to_string(amount) + (boundKind == BoundKind::MaxExact ? ",max_exact" : ",upper_bound");
+      s += ',';
+      s += std::to_string(amount);
+      s += boundKind == BoundKind::MaxExact ? ",max_exact" : ",upper_bound";
       break;
     default: break;
   }
@@ -54,7 +57,9 @@ std::string ScheduleCommand::str() const {
 
 namespace {
 ScheduleCommand make(ScheduleCommand::Kind k, std::vector<IndexVar> vars, int64_t amount = 0) {
-  ScheduleCommand c{k, std::move(vars)};
+  ScheduleCommand c;
+  c.kind = k;
+  c.vars = std::move(vars);
   c.amount = amount;
   return c;
 }
@@ -108,7 +113,10 @@ Schedule& Schedule::bound(const IndexVar& i, const IndexVar& ib, int64_t n, Boun
 
 std::string Schedule::str() const {
   std::string s;
-  for (size_t c = 0; c < commands_.size(); c++) s += (c ? "," : "") + commands_[c].str();
+  for (size_t c = 0; c < commands_.size(); c++) {
+    if (c) s += ',';
+    s += commands_[c].str();
+  }
   return s;
 }
 
