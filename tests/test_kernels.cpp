@@ -154,6 +154,20 @@ TEST(Kernels, AccumulateAssign) {
     std::string why;
     EXPECT_TRUE(tensorsClose(expected, A.toCoo(), 1e-12, 1e-12, &why)) << of << ": " << why;
   }
+  // Starting values inserted but not yet packed count too (the dense output adds in place).
+  Tensor<double> a("a", {9}, DenseFormat(1));
+  a.insert({2}, 5.0);
+  TensorBase Bt = makeTensor("B", B, F("ds")), ct = makeTensor("c", c, F("d"));
+  IndexVar i("i"), j("j");
+  a(i) += Bt(i, j) * ct(j);
+  CooData expected = referenceEvaluate(a.assignment());
+  a.evaluate();
+  std::string why;
+  EXPECT_TRUE(tensorsClose(expected, a.toCoo(), 1e-12, 1e-12, &why)) << why;
+  double row2 = 5.0;
+  for (int64_t e = 0; e < B.nnz(); e++)
+    if (B.coords[2 * e] == 2) row2 += B.values[e] * ct.at({B.coords[2 * e + 1]});
+  EXPECT_NEAR(a.at({2}), row2, 1e-12);
 }
 
 /// `+=` with a sum on the right, into an output that already holds values: the old
@@ -165,33 +179,39 @@ TEST(Kernels, AccumulateSum) {
     CooData init;
     std::vector<const char*> outFormats;
     std::vector<Operand> inputs;
-    std::string schedule;  // for 2 and 4 threads, besides the default parallel one
+    std::vector<std::string> schedules;  // for 2 and 4 threads, besides the default parallel one
   };
   auto B = rnd({9, 8}, 0.3), C = rnd({8, 7}, 0.3), c = rnd({8}, 1.0), a0 = rnd({9}, 0.5), A0 = rnd({9, 7}, 0.2);
-  CooData none;
+  CooData none, s0;
   none.dims = {9, 8};
+  s0.add({}, 1.5);
+  // Dense outputs add in place (one loop nest, stores accumulate), sparse ones in two
+  // stages; nonzero splits over fused rows add partial sums with atomics or per-thread
+  // copies on top of the old values.
+  std::string nnzSplit = "fuse(i,j,f),pos(f,fp,B),split(fp,fp0,fp1,5),parallelize(fp0,cpu_thread,";
   std::vector<Case> cases = {
       {"a(i) += B(i,j) * c(j)", a0, {"d"}, {{"B", B, F("ds")}, {"c", c, F("d")}},
-       "split(i,i0,i1,2),parallelize(i0,cpu_thread,no_races)"},
-      {"a(i) += B(i,j) * c(j)", a0, {"s"}, {{"B", B, F("ds")}, {"c", c, F("d")}}, ""},
-      {"a(i) += B(i,j) * c(j)", a0, {"d"}, {{"B", B, F("ss")}, {"c", c, F("d")}}, ""},
-      {"a(i) += B(i,j) * c(j)", a0, {"d"}, {{"B", none, F("ds")}, {"c", c, F("d")}}, ""},
-      {"a(i) += B(i,j)", a0, {"d", "s"}, {{"B", B, F("dd")}}, ""},
-      {"A(i,j) += B(i,k) * C(k,j)", A0, {"dd", "ds"}, {{"B", B, F("ds")}, {"C", C, F("ds")}},
-       "split(i,i0,i1,3),parallelize(i0,cpu_thread,no_races)"},
-      {"A(i,j) += B(i,k) * C(k,j)", A0, {"ss"}, {{"B", B, F("ds")}, {"C", C, F("ss")}}, ""},
+       {"split(i,i0,i1,2),parallelize(i0,cpu_thread,no_races)", nnzSplit + "atomics)", nnzSplit + "temporary)"}},
+      {"a(i) += B(i,j) * c(j)", a0, {"s"}, {{"B", B, F("ds")}, {"c", c, F("d")}}, {}},
+      {"a(i) += B(i,j) * c(j)", a0, {"d"}, {{"B", B, F("ss")}, {"c", c, F("d")}}, {}},
+      {"a(i) += B(i,j) * c(j)", a0, {"d"}, {{"B", none, F("ds")}, {"c", c, F("d")}}, {}},
+      {"a(i) += B(i,j)", a0, {"d", "s"}, {{"B", B, F("dd")}}, {}},
+      {"a += B(i,j) * c(j)", s0, {""}, {{"B", B, F("ds")}, {"c", c, F("d")}}, {nnzSplit + "atomics)"}},
+      {"A(i,j) += B(i,k) * C(k,j)", A0, {"dd", "dd:1,0", "ds"}, {{"B", B, F("ds")}, {"C", C, F("ds")}},
+       {"split(i,i0,i1,3),parallelize(i0,cpu_thread,no_races)"}},
+      {"A(i,j) += B(i,k) * C(k,j)", A0, {"ss"}, {{"B", B, F("ds")}, {"C", C, F("ss")}}, {}},
   };
   for (const Case& cs : cases)
     for (const char* of : cs.outFormats)
       for (int threads : {1, 2, 4})
-        for (bool own : {false, true}) {
-          if (own && (threads == 1 || cs.schedule.empty())) continue;
+        for (size_t own = 0; own <= cs.schedules.size(); own++) {
+          if (own && threads == 1) continue;
           std::map<std::string, TensorBase> tensors;
           for (const Operand& in : cs.inputs) tensors[in.name] = makeTensor(in.name, in.data, in.format);
           std::string out = cs.expr.substr(0, 1);
           tensors[out] = makeTensor(out, cs.init, F(of));
           Assignment a = parseAssignment(cs.expr, tensors);
-          Schedule s = own ? parseSchedule(cs.schedule, a) : defaultParallelSchedule(a, threads);
+          Schedule s = own ? parseSchedule(cs.schedules[own - 1], a) : defaultParallelSchedule(a, threads);
           SCOPED_TRACE(cs.expr + " into " + of + ", " + std::to_string(threads) + " threads, schedule " + s.str());
           auto kernel = Kernel::compile(a, s);
           for (int run = 0; run < 2; run++) {

@@ -40,10 +40,11 @@ TEST(Lowering, ConflictingOperandIsTransposedAndSaysSo) {
   EXPECT_TRUE(tensorsClose(expected, A.toCoo(), 1e-12, 1e-12));
 }
 
-/// `A += e` with a sum in e is two loop nests (Kernel runs T = e, then A += T); one
-/// would add A's old values once per iteration of the sum, so lower() names the variable.
+/// `A += e` with a sum in e and a sparse A is two loop nests (Kernel runs T = e, then
+/// A += T); one would add A's old values once per iteration of the sum, so lower() names
+/// the variable.
 TEST(Lowering, AccumulatedSumIsNotOneLoopNest) {
-  TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
+  TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, Format::parse("s"));
   IndexVar i("i"), j("j");
   Assignment acc = makeAssignment(Access(a, {i}), Access(B, {i, j}) * Access(c, {j}), true);
   ASSERT_TRUE(accumulatesSum(acc));
@@ -58,6 +59,23 @@ TEST(Lowering, AccumulatedSumIsNotOneLoopNest) {
   EXPECT_NE(code.find("stage 1 of 2"), std::string::npos);
   EXPECT_NE(code.find("stage 2 of 2"), std::string::npos);
   EXPECT_FALSE(accumulatesSum(makeAssignment(Access(a, {i}), Access(B, {i, j}) * Access(c, {j}))));
+}
+
+/// `A += e` into a dense A adds into A's values where they are: one loop nest whose
+/// stores accumulate, no snapshot of A, the values kept by assembly (tessel_take mode 2).
+TEST(Lowering, DenseAccumulateAddsInPlace) {
+  TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
+  IndexVar i("i"), j("j");
+  Assignment acc = makeAssignment(Access(a, {i}), Access(B, {i, j}) * Access(c, {j}), true);
+  ASSERT_TRUE(accumulatesInPlace(acc));
+  EXPECT_FALSE(accumulatesSum(acc));
+  auto lk = lower::lower(acc);
+  EXPECT_TRUE(lk.plan.inPlace);
+  EXPECT_EQ(lk.problem.args.size(), 3u);  // a, B, c: no snapshot of a
+  std::string code = Kernel::emitC(acc);
+  EXPECT_NE(code.find("tessel_take(&a->vals, size, sizeof(double), 2)"), std::string::npos) << code;
+  EXPECT_NE(code.find("a_vals[pa0] += acc"), std::string::npos) << code;
+  EXPECT_EQ(code.find("stage 1 of 2"), std::string::npos);
 }
 
 TEST(Lowering, OutputStrategies) {

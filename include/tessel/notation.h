@@ -105,9 +105,12 @@ struct Assignment {
 /// (rhs only, in order of first appearance).
 std::vector<IndexVar> freeVars(const Assignment& a);
 std::vector<IndexVar> reductionVars(const Assignment& a);
-/// `A(..) += e` where e sums over a variable. Kernels run it in two stages, T(..) = e
-/// then A(..) += T(..): one loop nest would add A's old values once per iteration of
-/// the sum.
+/// `A(..) += e` into a tensor stored all dense: the kernel adds into A's values where
+/// they are (one loop nest, sums included, no copy of A).
+bool accumulatesInPlace(const Assignment& a);
+/// `A(..) += e` where e sums over a variable and A has a sparse level. Kernels run it
+/// in two stages, T(..) = e then A(..) += T(..): the one loop nest A = A_old + e would
+/// add A's old values once per iteration of the sum.
 bool accumulatesSum(const Assignment& a);
 /// All accesses in the rhs, left to right.
 std::vector<const ExprNode*> rhsAccesses(const Assignment& a);

@@ -130,17 +130,18 @@ static int tessel_has_room(void* p, int64_t n, size_t size) {
 }
 /* An output's array for n elements, in *slot: the array already there when it is large
    enough (an output computed again keeps its memory; fresh pages would page-fault on
-   every run), else a new one, the old freed. Zeroed, or poisoned, as tessel_alloc's. */
+   every run), else a new one, the old freed. Zeroed, or poisoned, as tessel_alloc's;
+   zero == 2 keeps the values there (+= in place; a new array is zeroed). */
 static void* tessel_take(void** slot, int64_t n, size_t size, int zero) {
   if (n < 0 || (uint64_t)n > SIZE_MAX / size) return NULL;
   size_t bytes = (size_t)(n > 0 ? n : 1) * size;
   if (tessel_has_room(*slot, n, size)) {
-    if (zero) memset(*slot, 0, bytes);
-    else if (tessel_poisoning()) memset(*slot, 0xFF, bytes);
+    if (zero == 1) memset(*slot, 0, bytes);
+    else if (zero == 0 && tessel_poisoning()) memset(*slot, 0xFF, bytes);
     return *slot;
   }
   free(*slot);
-  *slot = tessel_alloc(n, size, zero);
+  *slot = tessel_alloc(n, size, zero != 0);
   return *slot;
 }
 /* Grow an output's crd and vals arrays together to hold at least `need` entries
@@ -404,7 +405,8 @@ class Printer {
         std::string elem = cTypeName(v->type.elem);
         if (s->args.size() > 2)
           out_ << pad << v->name << " = (" << elem << "*)tessel_take(&" << expr(s->args[2], false) << ", "
-               << expr(s->args[1]) << ", sizeof(" << elem << "), " << (s->zeroInit ? 1 : 0) << ");\n";
+               << expr(s->args[1]) << ", sizeof(" << elem << "), " << (s->keepValues ? 2 : s->zeroInit ? 1 : 0)
+               << ");\n";
         else
           out_ << pad << v->name << " = (" << elem << "*)tessel_alloc(" << expr(s->args[1]) << ", sizeof(" << elem
                << "), " << (s->zeroInit ? 1 : 0) << ");\n";

@@ -168,6 +168,13 @@ Stmt allocInto(Expr v, Expr slot, Expr count, bool zero) {
   n->zeroInit = zero;
   return n;
 }
+Stmt keepInto(Expr v, Expr slot, Expr count) {
+  auto n = snode(StmtOp::Alloc);
+  n->args = {std::move(v), std::move(count), std::move(slot)};
+  n->zeroInit = true;
+  n->keepValues = true;
+  return n;
+}
 Stmt freeArray(Expr v) {
   auto n = snode(StmtOp::Free);
   n->args = {std::move(v)};

@@ -87,6 +87,7 @@ struct StmtNode {
   std::string text;            ///< Comment / Raw text; For: pragma ("omp parallel for ..."); Store: "atomic"
   bool accumulate = false;     ///< Store: +=
   bool zeroInit = false;       ///< Alloc: calloc
+  bool keepValues = false;     ///< Alloc into a slot: keep the values there (zeroed when new)
   int64_t ival = 0;            ///< Return code
 };
 
@@ -106,6 +107,9 @@ Stmt alloc(Expr v, Expr count, bool zero);
 /// Alloc into an output's array `slot` (a Field such as A->crd[1]): the array already
 /// there is reused when it holds `count` elements (a recomputed output keeps its memory).
 Stmt allocInto(Expr v, Expr slot, Expr count, bool zero);
+/// The slot's array as it is (values kept: `+=` in place); a new zeroed one if it is
+/// missing or too small.
+Stmt keepInto(Expr v, Expr slot, Expr count);
 Stmt freeArray(Expr v);
 Stmt raw(const std::string& text);
 Stmt breakLoop();

@@ -209,7 +209,8 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   // entry (zeroing 16 MB costs about 1 ms, a tenth of a bandwidth-bound SpMV).
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
   s.push_back(decl(vals));
-  s.push_back(allocInto(vals, sym_.tensorField(0, "vals", -1), n, !plan_.assignsAll));
+  Expr slot = sym_.tensorField(0, "vals", -1);
+  s.push_back(plan_.inPlace ? keepInto(vals, slot, n) : allocInto(vals, slot, n, !plan_.assignsAll));
   s.push_back(setField("vals_size", -1, n->name));
   return s;
 }

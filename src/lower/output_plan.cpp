@@ -153,7 +153,9 @@ void gatherInWorkspace(const Problem& p, OutputPlan& plan, const IndexVar& j) {
 
 std::string OutputPlan::describe() const {
   switch (kind) {
-    case OutputKind::Dense: return assignsAll ? "dense output, every entry assigned (not zeroed first)" : "dense output";
+    case OutputKind::Dense:
+      if (inPlace) return "dense output, += adds into its values in place";
+      return assignsAll ? "dense output, every entry assigned (not zeroed first)" : "dense output";
     case OutputKind::PatternCopy:
       return denseRoot ? "output pattern copied from an input (its first level scattered to dense rows); values computed"
                        : "output pattern copied from an input; values computed";
@@ -177,7 +179,8 @@ OutputPlan planOutput(const Problem& p) {
   for (auto& v : ovars) lastOutDepth = std::max(lastOutDepth, p.depthOf(v));
   for (auto& v : reductionVars(p.assignment))
     firstRedDepth = std::min(firstRedDepth, p.depthOf(v));
-  plan.scatter = firstRedDepth < lastOutDepth;
+  plan.inPlace = p.assignment.accumulate;  // analyze() keeps += only for dense outputs
+  plan.scatter = firstRedDepth < lastOutDepth || plan.inPlace;
 
   if (of.isAllDense()) return plan;
   plan.patternSource = findPatternSource(p, plan.denseRoot);

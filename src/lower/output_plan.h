@@ -33,7 +33,10 @@ struct OutputPlan {
   bool coversSource = false;
   int workspaceLevel = -1;  ///< Workspace: output level held in the workspace (the last)
   int workspaceDepth = -1;  ///< Workspace: loop depth at which a workspace row starts
-  bool scatter = false;     ///< a reduction loop encloses the output's last variable
+  bool scatter = false;     ///< a reduction loop encloses the output's last variable, or inPlace
+  /// Dense, `+=`: values are added into the output's current values (kept, not zeroed;
+  /// every store accumulates).
+  bool inPlace = false;
   /// Dense: the compute phase assigns every entry exactly once (set by planParallel),
   /// so assembly need not zero the values first.
   bool assignsAll = false;

@@ -77,7 +77,8 @@ Problem analyze(const Assignment& given) {
   out.cname = cIdentifier(lhs.tensor->name, used);
   p.args.push_back(out);
 
-  if (given.accumulate) {
+  if (given.accumulate && !accumulatesInPlace(given)) {
+    // A dense A adds into its values in place (OutputPlan::inPlace). Otherwise
     // A(..) += e  ==>  A(..) = A_old(..) + e, with A_old a snapshot taken at run time.
     // That is only right when e sums over nothing: with a reduction variable, A_old
     // would be added once per reduction iteration. Kernel runs such an assignment in

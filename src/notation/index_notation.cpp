@@ -245,7 +245,13 @@ std::vector<IndexVar> reductionVars(const Assignment& a) {
   return out;
 }
 
-bool accumulatesSum(const Assignment& a) { return a.accumulate && !reductionVars(a).empty(); }
+bool accumulatesInPlace(const Assignment& a) {
+  return a.accumulate && a.lhs.defined() && a.lhsNode().tensor->format.isAllDense();
+}
+
+bool accumulatesSum(const Assignment& a) {
+  return a.accumulate && !accumulatesInPlace(a) && !reductionVars(a).empty();
+}
 
 std::vector<const ExprNode*> rhsAccesses(const Assignment& a) {
   std::vector<const ExprNode*> out;

@@ -178,7 +178,9 @@ class Evaluator {
   Relation accessRelation(const ExprNode& n) {
     Relation r;
     r.vars = n.vars;
-    CooData coo = TensorBase(n.tensor).toCoo();
+    TensorBase t(n.tensor);
+    if (!t.impl()->pendingVals.empty()) t.pack();  // inserted entries count, as in Kernel::run
+    CooData coo = t.toCoo();
     const int order = coo.order();
     Coords c(order);
     for (int64_t e = 0; e < coo.nnz(); e++) {

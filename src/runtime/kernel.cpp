@@ -169,6 +169,8 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
   if (output.impl()->storage.external)  // e.g. mapBinary(): read-only, not malloc'd
     throw UserError("tensor " + output.name() +
                     " is mapped read-only from a file and cannot be an output; convert() it first");
+  // += into a dense output adds into its values where they are: pack inserted ones.
+  if (accumulatesInPlace(a) && !output.impl()->pendingVals.empty()) output.pack();
   output.impl()->pendingCoords.clear();
   output.impl()->pendingVals.clear();
   // The output's arrays stay for the kernel to reuse (tessel_take): an output computed
