@@ -405,11 +405,10 @@ class Printer {
         std::string elem = cTypeName(v->type.elem);
         if (s->args.size() > 2)
           out_ << pad << v->name << " = (" << elem << "*)tessel_take(&" << expr(s->args[2], false) << ", "
-               << expr(s->args[1]) << ", sizeof(" << elem << "), " << (s->keepValues ? 2 : s->zeroInit ? 1 : 0)
-               << ");\n";
+               << expr(s->args[1]) << ", sizeof(" << elem << "), " << static_cast<int>(s->fill) << ");\n";
         else
           out_ << pad << v->name << " = (" << elem << "*)tessel_alloc(" << expr(s->args[1]) << ", sizeof(" << elem
-               << "), " << (s->zeroInit ? 1 : 0) << ");\n";
+               << "), " << (s->fill == AllocFill::Zero ? 1 : 0) << ");\n";
         out_ << pad << "if (!" << v->name << ") return TESSEL_ERR_NOMEM;\n";
         return;
       }

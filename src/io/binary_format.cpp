@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "io/io_util.h"
+#include "runtime/array_alloc.h"
 #include "tessel/error.h"
 
 static_assert(std::endian::native == std::endian::little,
@@ -656,19 +657,7 @@ TensorBase readBinary(const std::string& path, const std::string& name) {
   fillShape(L, o.raw);
   auto copy = [&](const ArrayDesc& a) -> void* {
     size_t bytes = static_cast<size_t>(a.bytes());
-    void* p = nullptr;
-    constexpr size_t kHuge = size_t(2) << 20;
-    if (bytes >= 4 * kHuge) {
-      // Big arrays: 2 MiB-aligned and marked for transparent huge pages, so that the
-      // first touch (the copy) takes one fault per 2 MiB instead of per 4 KiB. Still
-      // released with free(), like every array.
-      if (::posix_memalign(&p, kHuge, bytes) != 0) p = nullptr;
-#ifdef MADV_HUGEPAGE
-      if (p) ::madvise(p, bytes / kHuge * kHuge, MADV_HUGEPAGE);
-#endif
-    } else {
-      p = std::malloc(bytes ? bytes : 1);
-    }
+    void* p = allocArray(bytes);  // big ones on huge pages: the copy faults per 2 MiB
     if (!p)
       throw UserError(path + ": cannot allocate " + std::to_string(bytes) + " bytes for the " +
                       levelName(a));

@@ -159,20 +159,13 @@ Stmt returnCode(int64_t code) {
 Stmt alloc(Expr v, Expr count, bool zero) {
   auto n = snode(StmtOp::Alloc);
   n->args = {std::move(v), std::move(count)};
-  n->zeroInit = zero;
+  n->fill = zero ? AllocFill::Zero : AllocFill::None;
   return n;
 }
-Stmt allocInto(Expr v, Expr slot, Expr count, bool zero) {
+Stmt allocInto(Expr v, Expr slot, Expr count, AllocFill fill) {
   auto n = snode(StmtOp::Alloc);
   n->args = {std::move(v), std::move(count), std::move(slot)};
-  n->zeroInit = zero;
-  return n;
-}
-Stmt keepInto(Expr v, Expr slot, Expr count) {
-  auto n = snode(StmtOp::Alloc);
-  n->args = {std::move(v), std::move(count), std::move(slot)};
-  n->zeroInit = true;
-  n->keepValues = true;
+  n->fill = fill;
   return n;
 }
 Stmt freeArray(Expr v) {

@@ -70,6 +70,14 @@ enum class StmtOp {
   Block, Decl, Assign, Store, For, While, If, Comment, Return, Alloc, Free, Raw, Break, Evaluate,
 };
 
+/// What an allocated array starts with; the values are tessel_alloc's / tessel_take's
+/// `zero` argument in the generated C.
+enum class AllocFill {
+  None = 0,  ///< as it comes (poisoned under TESSEL_POISON)
+  Zero = 1,
+  Keep = 2,  ///< into a slot: the values already there (zeroed if the array is new)
+};
+
 struct StmtNode;
 using Stmt = std::shared_ptr<const StmtNode>;
 
@@ -86,8 +94,7 @@ struct StmtNode {
   std::vector<Stmt> elseBody;  ///< If: else (empty or one stmt)
   std::string text;            ///< Comment / Raw text; For: pragma ("omp parallel for ..."); Store: "atomic"
   bool accumulate = false;     ///< Store: +=
-  bool zeroInit = false;       ///< Alloc: calloc
-  bool keepValues = false;     ///< Alloc into a slot: keep the values there (zeroed when new)
+  AllocFill fill = AllocFill::None;  ///< Alloc: what the array starts with
   int64_t ival = 0;            ///< Return code
 };
 
@@ -106,10 +113,7 @@ Stmt returnCode(int64_t code);
 Stmt alloc(Expr v, Expr count, bool zero);
 /// Alloc into an output's array `slot` (a Field such as A->crd[1]): the array already
 /// there is reused when it holds `count` elements (a recomputed output keeps its memory).
-Stmt allocInto(Expr v, Expr slot, Expr count, bool zero);
-/// The slot's array as it is (values kept: `+=` in place); a new zeroed one if it is
-/// missing or too small.
-Stmt keepInto(Expr v, Expr slot, Expr count);
+Stmt allocInto(Expr v, Expr slot, Expr count, AllocFill fill);
 Stmt freeArray(Expr v);
 Stmt raw(const std::string& text);
 Stmt breakLoop();

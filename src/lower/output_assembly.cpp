@@ -80,7 +80,7 @@ Stmt OutputAssembly::mulChecked(const Expr& into, const Expr& a, const Expr& b) 
 std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, const std::string& copyFrom) {
   const Expr& c = sym_.arrays(0, level).crd;
   Expr crd = var(c->name, ptr(c->type.elem));
-  std::vector<Stmt> s = {decl(crd), allocInto(crd, sym_.tensorField(0, "crd", level), count, false)};
+  std::vector<Stmt> s = {decl(crd), allocInto(crd, sym_.tensorField(0, "crd", level), count, AllocFill::None)};
   if (!copyFrom.empty())
     s.push_back(raw("memcpy(" + crd->name + ", " + copyFrom + "->crd[" + std::to_string(level) +
                     "], (size_t)" + count->name + " * sizeof(*" + crd->name + "));"));
@@ -90,7 +90,7 @@ std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, const s
 
 std::vector<Stmt> OutputAssembly::allocVals(const Expr& count, bool zero) {
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-  return {decl(vals), allocInto(vals, sym_.tensorField(0, "vals", -1), count, zero),
+  return {decl(vals), allocInto(vals, sym_.tensorField(0, "vals", -1), count, zero ? AllocFill::Zero : AllocFill::None),
           setField("vals_size", -1, count->name)};
 }
 
@@ -209,8 +209,8 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   // entry (zeroing 16 MB costs about 1 ms, a tenth of a bandwidth-bound SpMV).
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
   s.push_back(decl(vals));
-  Expr slot = sym_.tensorField(0, "vals", -1);
-  s.push_back(plan_.inPlace ? keepInto(vals, slot, n) : allocInto(vals, slot, n, !plan_.assignsAll));
+  AllocFill fill = plan_.inPlace ? AllocFill::Keep : plan_.assignsAll ? AllocFill::None : AllocFill::Zero;
+  s.push_back(allocInto(vals, sym_.tensorField(0, "vals", -1), n, fill));
   s.push_back(setField("vals_size", -1, n->name));
   return s;
 }
@@ -256,7 +256,7 @@ std::vector<Stmt> OutputAssembly::allocLastLevel(const Expr& capacity) {
   LevelArrays la = sym_.arrays(0, k);
   Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
   s.push_back(decl(pos));
-  s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(rows), true));
+  s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(rows), AllocFill::Zero));
   s.push_back(setField("pos_size", k, rows->name + " + 1"));
   for (auto& st : allocCrd(k, capacity, "")) s.push_back(st);
   for (auto& st : allocVals(capacity, false)) s.push_back(st);
@@ -342,7 +342,7 @@ std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
     } else if (lf.hasPosArray()) {
       Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
       s.push_back(decl(pos));
-      s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), false));
+      s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), AllocFill::None));
       s.push_back(raw("memcpy(" + pos->name + ", " + srcName + "->pos[" + std::to_string(k) + "], (size_t)(" +
                       prev->name + " + 1) * sizeof(*" + pos->name + "));"));
       s.push_back(setField("pos_size", k, prev->name + " + 1"));
@@ -371,7 +371,7 @@ std::vector<Stmt> OutputAssembly::scatterRootSegments(const Expr& rows, const Ex
   Expr q = var(sym_.fresh("q"), i64()), r = var(sym_.fresh("r"), i64());
   Expr size = sub(cast(i64(), load(seg.pos, plus1(q))), cast(i64(), load(seg.pos, q)));
   Expr at = plus1(cast(i64(), load(root.crd, q)));
-  std::vector<Stmt> s = {decl(pos), allocInto(pos, sym_.tensorField(0, "pos", 1), plus1(rows), true),
+  std::vector<Stmt> s = {decl(pos), allocInto(pos, sym_.tensorField(0, "pos", 1), plus1(rows), AllocFill::Zero),
                          forRange(q, cast(i64(), load(root.pos, intImm(0))), cast(i64(), load(root.pos, intImm(1))),
                                   store(pos, at, cast(scalar(out.pos->type.elem), size))),
                          forRange(r, intImm(0), rows, store(pos, plus1(r), load(pos, r), true)),
@@ -408,7 +408,7 @@ std::vector<Stmt> OutputAssembly::assembleFromCounts() {
       Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
       Expr t2 = var(sym_.fresh("t"), i64());
       s.push_back(decl(pos));
-      s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), false));
+      s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), AllocFill::None));
       s.push_back(forRange(t2, intImm(0), plus1(prev), store(pos, t2, cast(scalar(la.pos->type.elem), load(cnt_[k], t2)))));
       s.push_back(freeArray(cnt_[k]));
       s.push_back(setField("pos_size", k, prev->name + " + 1"));

@@ -49,6 +49,16 @@ int findPatternSource(const Problem& p, bool& denseRoot) {
 
 }  // namespace
 
+bool sparseAtOutputVars(const Problem& p, int except) {
+  for (size_t a = 0; a < p.inputs.size(); a++) {
+    if (static_cast<int>(a) == except) continue;
+    const Format& f = p.args[p.inputs[a].arg].format;
+    for (size_t k = 0; k < p.inputs[a].levelVars.size(); k++)
+      if (f.level(static_cast<int>(k)) != LevelKind::Dense && p.isOutputVar(p.inputs[a].levelVars[k])) return true;
+  }
+  return false;
+}
+
 bool upperLevelsDense(const Format& f) {
   for (int k = 0; k + 1 < f.order(); k++)
     if (f.level(k) != LevelKind::Dense) return false;
@@ -186,14 +196,7 @@ OutputPlan planOutput(const Problem& p) {
   plan.patternSource = findPatternSource(p, plan.denseRoot);
   if (plan.patternSource >= 0) {
     plan.kind = OutputKind::PatternCopy;
-    plan.coversSource = true;
-    for (size_t a = 0; a < p.inputs.size(); a++) {
-      if (static_cast<int>(a) == plan.patternSource) continue;
-      const Format& f = p.args[p.inputs[a].arg].format;
-      for (size_t k = 0; k < p.inputs[a].levelVars.size(); k++)
-        if (f.level(static_cast<int>(k)) != LevelKind::Dense && p.isOutputVar(p.inputs[a].levelVars[k]))
-          plan.coversSource = false;
-    }
+    plan.coversSource = !sparseAtOutputVars(p, plan.patternSource);
     return plan;
   }
 

@@ -74,6 +74,10 @@ struct OutputPlan {
 /// Every level of f but the last is dense (rows of a CSR-like output are indexable).
 bool upperLevelsDense(const Format& f);
 
+/// Some operand other than `except` (an index into Problem::inputs, -1 for none) has a
+/// sparse level at an output variable, so the loops skip output coordinates it lacks.
+bool sparseAtOutputVars(const Problem& p, int except = -1);
+
 /// Sparse terms of a sum above which a sparse output is gathered in a workspace.
 constexpr int kAutoWorkspaceTerms = 4;
 

@@ -33,12 +33,7 @@ bool rowsHaveOffsets(const Problem& p, const OutputPlan& plan) {
 /// blocks of fused rows, which would skip empty rows), and each of its variables runs
 /// over its whole extent: every operand indexed by it is dense there.
 bool assignsEveryEntry(const Problem& p, const OutputPlan& plan) {
-  if (plan.kind != OutputKind::Dense || plan.scatter) return false;
-  for (const AccessInfo& in : p.inputs)
-    for (size_t k = 0; k < in.levelVars.size(); k++)
-      if (p.isOutputVar(in.levelVars[k]) && p.args[in.arg].format.level(static_cast<int>(k)) != LevelKind::Dense)
-        return false;
-  return true;
+  return plan.kind == OutputKind::Dense && !plan.scatter && !sparseAtOutputVars(p);
 }
 
 ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest) {

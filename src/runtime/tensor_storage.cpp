@@ -13,13 +13,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <malloc.h>
-#include <sys/mman.h>
 #include <limits>
 #include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "runtime/array_alloc.h"
 #include "runtime/entry_sort.h"
 #include "tessel/tensor.h"
 
@@ -84,27 +84,15 @@ std::string dimsStr(const std::vector<int64_t>& d) {
 }
 
 /// Zeroed array of `count` elements of `elemBytes` (never NULL; at least one byte; freed
-/// with free()). Arrays of 8 MiB or more are 2 MiB-aligned and marked for transparent
-/// huge pages: a bandwidth-bound SpMV over a 2M-row banded matrix ran 5-10% faster
-/// from them (medians of interleaved runs, 1 and 2 threads).
+/// with free(); huge pages for large ones, see allocArray).
 void* allocZeroed(const std::string& tensor, int64_t count, size_t elemBytes, const char* what) {
   size_t bytes = 0;
   if (count < 0 || __builtin_mul_overflow(static_cast<size_t>(count), elemBytes, &bytes))
     throw OverflowError("tensor " + tensor + ": " + what + " of " + std::to_string(count) +
                         " elements of " + std::to_string(elemBytes) +
                         " bytes does not fit in memory (size overflows)");
-  void* p = nullptr;
-  constexpr size_t kHuge = size_t(2) << 20;
-  if (bytes >= 4 * kHuge) {
-    size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    if (posix_memalign(&p, kHuge, rounded) == 0) {
-      madvise(p, rounded, MADV_HUGEPAGE);
-      std::memset(p, 0, bytes);
-    } else {
-      p = nullptr;
-    }
-  }
-  if (!p) p = std::calloc(bytes ? bytes : 1, 1);
+  void* p = allocArray(bytes);
+  if (p) std::memset(p, 0, bytes);
   if (!p)
     throw UserError("tensor " + tensor + ": cannot allocate " + std::to_string(bytes) +
                     " bytes for " + what + " (" + std::to_string(count) + " elements)");
