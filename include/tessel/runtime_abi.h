@@ -5,7 +5,10 @@
  * All arrays are malloc'd: generated assembly code allocates an output's arrays and
  * stores them here, and the runtime frees them with free(). An output's arrays found
  * here are reused when large enough, so an array may hold more than its *_size
- * elements (the sizes count what is in use). The codegen embeds this
+ * elements (the sizes count what is in use). An output's crd[k] or vals may start
+ * inside its malloc'd block (a parallel kernel filled it from a point inside, see
+ * tessel_finish_rows): crd_block[k] / vals_block is then that block, the one to free
+ * or reuse, else NULL. The codegen embeds this
  * same definition in every generated file (see TESSEL_ABI_SOURCE), so keep them equal. */
 #ifndef TESSEL_RUNTIME_ABI_H
 #define TESSEL_RUNTIME_ABI_H
@@ -23,6 +26,8 @@ typedef struct tessel_tensor {
   int64_t crd_size[TESSEL_MAX_ORDER]; /* elements in crd[k] */
   void* vals;
   int64_t vals_size;
+  void* crd_block[TESSEL_MAX_ORDER];  /* malloc'd block holding crd[k] when it starts inside one, else NULL */
+  void* vals_block;                   /* likewise for vals */
 } tessel_tensor_t;
 
 /* Every generated kernel function has this signature; returns 0 on success, or a

@@ -39,6 +39,11 @@ struct Storage {
   Storage& operator=(const Storage&) = delete;
   ~Storage() { release(); }
   void release();
+  /// Arrays that start inside their malloc'd block (crd_block / vals_block) point at
+  /// the block's start again, contents not kept: a kernel about to write this output
+  /// sees plain blocks. (Only sparse outputs get such arrays, and kernels never keep a
+  /// sparse output's old entries.)
+  void rebase();
 };
 
 struct TensorImpl {

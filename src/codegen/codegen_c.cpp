@@ -37,6 +37,8 @@ typedef struct tessel_tensor {
   int64_t crd_size[TESSEL_MAX_ORDER];
   void* vals;
   int64_t vals_size;
+  void* crd_block[TESSEL_MAX_ORDER];
+  void* vals_block;
 } tessel_tensor_t;
 
 #define TESSEL_ERR_NOMEM 1
@@ -203,21 +205,53 @@ static int64_t tessel_join_threads(int64_t nt, int64_t* crd, int64_t* vals, int6
   }
   return ok ? n[nt] : -2;
 }
-/* One-pass parallel assembly, after the loops: each thread appended its rows one after
-   another from its window of the bound; row_from[r] is where row r went and pos[r + 1]
-   holds its count. Turns the counts into offsets, then moves every run of rows that
-   follow on to its place, in place, everything in parallel. A long run (one thread's
-   rows) is cut into pieces where that costs little: its rows move by a gap of at most a
-   quarter piece, or lie past the output's end. First the part of each piece's source
-   that later pieces' destinations cover is saved (little when few entries merge; a
-   fresh exact-size copy would page-fault the whole output), then all pieces move at
-   once. Returns the entry count, -1 when it exceeds a 32-bit pos, -2 out of memory. */
+/* One-pass parallel assembly. Each thread fills its range of rows within its window of
+   the bound (the bound's offsets of its first row and of the next thread's). Threads
+   pair up: an even thread t (with t + 1 < nthreads) fills downward, block of rows by
+   block (tessel_settle_block), so its entries end where thread t + 1's window starts,
+   and thread t + 1 fills upward from there: the pair's entries are contiguous. Two
+   threads thus leave the whole output contiguous, starting inside the arrays. */
+/* A downward thread, after a block of rows [r0, r1): they were appended from lo up to q
+   (lo = hi minus the block's bound); moves them up to end at hi (just written, so the
+   shift stays in cache) and returns the new hi, where the block before them ends. */
+static int64_t tessel_settle_block(char* crd, size_t cs, char* vals, size_t vs, int64_t* row_from,
+                                   int64_t r0, int64_t r1, int64_t lo, int64_t q, int64_t hi) {
+  int64_t shift = hi - q;
+  if (shift > 0) {
+    memmove(crd + (lo + shift) * cs, crd + lo * cs, (size_t)(q - lo) * cs);
+    memmove(vals + (lo + shift) * vs, vals + lo * vs, (size_t)(q - lo) * vs);
+    for (int64_t r = r0; r < r1; r++) row_from[r] += shift;
+  }
+  return hi - (q - lo);
+}
+/* The output's array *data starts `offset` elements into its block. */
+static void tessel_start_at(void** data, void** block, int64_t offset, size_t size) {
+  if (offset == 0) return;
+  if (!*block) *block = *data;
+  *data = (char*)*data + offset * size;
+}
+/* After the loops: row_from[r] is where row r went and pos[r + 1] holds its count.
+   The output starts at *offset = row_from[0] (where row 0 went; 0 when no loop visited
+   it) and keeps its entries in row order from there. Turns the counts into offsets,
+   then moves every run of rows that follow on to its place, in place, everything in
+   parallel (nothing moves when all rows follow on, as with two threads). A long run
+   (one thread's rows) is cut into pieces where that costs little: its rows move by a
+   gap of at most a quarter piece, or lie past the output's end. First the part of each
+   piece's source that later pieces' destinations cover is saved (little when few
+   entries merge; a fresh exact-size copy would page-fault the whole output), then all
+   pieces move at once. Returns the entry count, -1 when it exceeds a 32-bit pos, -2
+   out of memory. */
 #define TESSEL_POS(r) (pos64 ? ((const int64_t*)pos)[r] : (int64_t)((const int32_t*)pos)[r])
 /* The first of n items in share t of m (shares differ by at most one). */
 static inline int64_t tessel_share(int64_t n, int64_t m, int64_t t) { return n / m * t + n % m * t / m; }
 static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* pos, int pos64,
-                                  char* crd, size_t cs, char* vals, size_t vs) {
+                                  char* crd, size_t cs, char* vals, size_t vs, int64_t* offset) {
   int64_t nt = omp_get_max_threads(), n = 1, total = 0, nr = 0;
+  /* from here on, positions count from the output's start */
+  int64_t off = rows > 0 ? row_from[0] : 0;
+  *offset = off;
+  crd += off * cs;
+  vals += off * vs;
   int64_t* part = (int64_t*)calloc((size_t)nt + 1, sizeof(int64_t));
   int64_t* cut = (int64_t*)calloc((size_t)nt + 1, sizeof(int64_t));
   int64_t* head = (int64_t*)malloc((size_t)(rows + 1) * sizeof(int64_t));
@@ -245,8 +279,8 @@ static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* p
         int64_t count = TESSEL_POS(r + 1);
         int is = r == 0 || row_from[r - 1] + before != row_from[r];
         if (!is && at - from >= piece) {
-          int64_t gap = row_from[r] - at;
-          is = 4 * gap <= piece || row_from[r] >= total;
+          int64_t gap = row_from[r] - off - at;
+          is = 4 * gap <= piece || row_from[r] - off >= total;
         }
         if (is) { head[r0 + k++] = r; from = at; }
         at += count;
@@ -271,7 +305,7 @@ static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* p
   if (!save) { free(head); return -2; }
   save[0] = 0;
   for (int64_t b = 0; b < nr; b++) {
-    int64_t S = row_from[head[b]], E = S + TESSEL_POS(head[b + 1]) - TESSEL_POS(head[b]), dn = TESSEL_POS(head[b + 1]);
+    int64_t S = row_from[head[b]] - off, E = S + TESSEL_POS(head[b + 1]) - TESSEL_POS(head[b]), dn = TESSEL_POS(head[b + 1]);
     int64_t u0 = S > dn ? S : dn, u1 = E < total ? E : total;
     save[b + 1] = save[b] + (u1 > u0 ? u1 - u0 : 0);
   }
@@ -282,7 +316,7 @@ static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* p
   {
     #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < nr; b++) {
-      int64_t m = save[b + 1] - save[b], S = row_from[head[b]], dn = TESSEL_POS(head[b + 1]);
+      int64_t m = save[b + 1] - save[b], S = row_from[head[b]] - off, dn = TESSEL_POS(head[b + 1]);
       int64_t u0 = S > dn ? S : dn;
       if (m > 0) {
         memcpy(tc + save[b] * cs, crd + u0 * cs, (size_t)m * cs);
@@ -291,7 +325,7 @@ static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* p
     }
     #pragma omp for schedule(dynamic, 1)
     for (int64_t b = 0; b < nr; b++) {
-      int64_t S = row_from[head[b]], D = TESSEL_POS(head[b]), dn = TESSEL_POS(head[b + 1]);
+      int64_t S = row_from[head[b]] - off, D = TESSEL_POS(head[b]), dn = TESSEL_POS(head[b + 1]);
       int64_t m = save[b + 1] - save[b], h = (S > dn ? S : dn) - S, rest = dn - D - h - m;
       if (S == D || dn == D) continue; /* in place, or empty */
       if (h > 0) { memmove(crd + D * cs, crd + S * cs, (size_t)h * cs); memmove(vals + D * vs, vals + S * vs, (size_t)h * vs); }

@@ -362,10 +362,42 @@ class LoopLowerer {
     Expr last = cut(add(t, intImm(1)), l.var.name() + "_to");
     // The last thread also takes trailing rows the bound gives nothing (empty rows).
     Expr stop = declared(l.var.name() + "_stop", select(eq(add(t, intImm(1)), nt), end, last), range);
-    range.push_back(forRange(c, first, stop, block(body), unrollPragma(l)));
+    if (out_.fillsDownward())
+      range.push_back(pairedRange(l, c, first, stop, t, nt, rowAt, body, range));
+    else
+      range.push_back(forRange(c, first, stop, block(body), unrollPragma(l)));
     for (auto& st : out_.rangeEpilogue(t)) range.push_back(st);
     s.push_back(forRange(t, intImm(0), nt, block(range), "omp parallel for schedule(static, 1)"));
     return block(s);
+  }
+
+  /// One-pass parallel rows, one thread's iterations [first, stop): an even thread
+  /// with a partner (t + 1 < nt) runs them in blocks of about kDownwardBlock bound
+  /// entries, last block first, each block's entries moved up to meet the next block's
+  /// (OutputAssembly::downwardBlockEnd), so they end where the partner's window starts;
+  /// other threads run them in one block, in order.
+  Stmt pairedRange(const Loop& l, const Expr& c, const Expr& first, const Expr& stop, const Expr& t, const Expr& nt,
+                   const std::function<Expr(const Expr&)>& rowAt, const std::vector<Stmt>& body,
+                   std::vector<Stmt>& s) {
+    constexpr int64_t kDownwardBlock = 16384;  // about 200 KB of a double CSR: the shift stays in L2
+    Expr down = declared("down", binary(ExprOp::And, eq(binary(ExprOp::Mod, t, intImm(2)), intImm(0)),
+                                        lt(add(t, intImm(1)), nt)), s);
+    Expr n = declared("n_iter", sub(stop, first), s);
+    Expr hi = declared("hi", out_.boundOffset(rowAt(stop)), s);
+    Expr span = binary(ExprOp::Max, sub(hi, out_.boundOffset(rowAt(first))), intImm(1));
+    Expr perDown = binary(ExprOp::Min, binary(ExprOp::Div, mul(n, intImm(kDownwardBlock)), span), n);
+    Expr per = declared("per", binary(ExprOp::Max, select(down, perDown, n), intImm(1)), s);
+    Expr b = var(sym_.fresh("b"), i64());
+    Expr c1 = var(sym_.fresh("c_hi"), i64()), c0 = var(sym_.fresh("c_lo"), i64()), lo = var(sym_.fresh("lo"), i64());
+    std::vector<Stmt> blk = {
+        decl(c1, select(down, sub(stop, mul(b, per)), minOf(add(first, mul(add(b, intImm(1)), per)), stop))),
+        decl(c0, select(down, binary(ExprOp::Max, first, sub(c1, per)), add(first, mul(b, per)))),
+        decl(lo, intImm(0))};
+    blk.push_back(ifThen(down, block(out_.downwardBlockStart(lo, hi, rowAt(c0), rowAt(c1)))));
+    blk.push_back(forRange(c, c0, c1, block(body), unrollPragma(l)));
+    blk.push_back(ifThen(down, out_.downwardBlockEnd(lo, hi, rowAt(c0), rowAt(c1))));
+    Expr blocks = binary(ExprOp::Div, add(n, sub(per, intImm(1))), per);
+    return forRange(b, intImm(0), blocks, block(blk));
   }
 
   /// The body of one iteration of a parallel loop: it starts its own output window

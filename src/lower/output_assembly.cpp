@@ -314,15 +314,22 @@ std::vector<Stmt> OutputAssembly::compactRows() {
   // in parallel (tessel_finish_rows).
   bool pos64 = p_.args[0].format.posWidth() == IndexWidth::W64;
   const std::string& vals = sym_.vals(0)->name;
-  Expr total = var(sym_.fresh("total"), i64());
+  Expr total = var(sym_.fresh("total"), i64()), offset = var(sym_.fresh("offset"), i64());
+  s.push_back(decl(offset, intImm(0)));
   s.push_back(decl(total, call("tessel_finish_rows",
                                {rows, rowFrom_, la.pos, intImm(pos64 ? 1 : 0), var("(char*)" + la.crd->name, i64()),
                                 var("sizeof(*" + la.crd->name + ")", i64()), var("(char*)" + vals, i64()),
-                                var("sizeof(*" + vals + ")", i64())},
+                                var("sizeof(*" + vals + ")", i64()), var("&" + offset->name, i64())},
                                i64())));
   s.push_back(freeArray(rowFrom_));
   s.push_back(ifThen(eq(total, intImm(-1)), returnCode(TESSEL_ERR_OVERFLOW)));
   s.push_back(ifThen(lt(total, intImm(0)), returnCode(TESSEL_ERR_NOMEM)));
+  // The entries start inside the arrays (see runtime_abi.h's crd_block).
+  const std::string& a = sym_.tensorName(0);
+  const std::string ks = std::to_string(k);
+  s.push_back(raw("tessel_start_at(&" + a + "->crd[" + ks + "], &" + a + "->crd_block[" + ks + "], " + offset->name +
+                  ", sizeof(*" + la.crd->name + "));"));
+  s.push_back(raw("tessel_start_at(&" + a + "->vals, &" + a + "->vals_block, " + offset->name + ", sizeof(*" + vals + "));"));
   for (auto& st : recordCount(total)) s.push_back(st);
   return s;
 }
@@ -505,6 +512,20 @@ Expr OutputAssembly::boundOffset(const Expr& row) const {
   for (auto [in, lvl] : plan_.boundBy)
     offset = add(offset, cast(i64(), load(sym_.arrays(p_.inputs[in].arg, lvl).pos, row)));
   return offset;
+}
+
+std::vector<Stmt> OutputAssembly::downwardBlockStart(const Expr& lo, const Expr& hi, const Expr& r0,
+                                                     const Expr& r1) const {
+  const Expr& q = q_[order() - 1];
+  return {assign(q, sub(hi, sub(boundOffset(r1), boundOffset(r0)))), assign(lo, q)};
+}
+
+Stmt OutputAssembly::downwardBlockEnd(const Expr& lo, const Expr& hi, const Expr& r0, const Expr& r1) const {
+  const std::string crd = sym_.arrays(0, order() - 1).crd->name, vals = sym_.vals(0)->name;
+  return assign(hi, call("tessel_settle_block",
+                         {var("(char*)" + crd, i64()), var("sizeof(*" + crd + ")", i64()), var("(char*)" + vals, i64()),
+                          var("sizeof(*" + vals + ")", i64()), rowFrom_, r0, r1, lo, q_[order() - 1], hi},
+                         i64()));
 }
 
 Expr OutputAssembly::workBefore(const Expr& row) const {

@@ -33,6 +33,15 @@ class OutputAssembly {
   bool threadBuffers() const { return plan_.growRows && pp_.loop >= 0; }
   /// End of each thread's range of iterations `t` (thread buffers: publish them).
   std::vector<ir::Stmt> rangeEpilogue(const ir::Expr& t) const;
+  /// One-pass parallel rows: threads fill in pairs, the even one downward so that the
+  /// pair's entries meet (see tessel_finish_rows in the generated code).
+  bool fillsDownward() const { return plan_.rowOffsets; }
+  /// A downward thread, before its block of rows [r0, r1) that ends at `hi`: appends
+  /// start at hi minus the block's bound; `lo` (declared by the caller) records where.
+  std::vector<ir::Stmt> downwardBlockStart(const ir::Expr& lo, const ir::Expr& hi, const ir::Expr& r0,
+                                           const ir::Expr& r1) const;
+  /// ... after it: the block's entries moved up to end at `hi`, which becomes their start.
+  ir::Stmt downwardBlockEnd(const ir::Expr& lo, const ir::Expr& hi, const ir::Expr& r0, const ir::Expr& r1) const;
   /// One-pass parallel plan: the bound's offset at output row `row` (the sum of the
   /// bounding operands' pos there), where rows from `row` on may start appending.
   ir::Expr boundOffset(const ir::Expr& row) const;

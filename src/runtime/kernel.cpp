@@ -176,6 +176,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
   // The output's arrays stay for the kernel to reuse (tessel_take): an output computed
   // again then neither allocates nor page-faults. Its first result is trimmed to size.
   Storage& storage = output.impl()->storage;
+  storage.rebase();  // the kernel takes plain blocks (its arrays may start inside them after)
   ptrs[0] = &output.raw();
 
   RunTimes times;

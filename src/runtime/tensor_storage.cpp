@@ -33,10 +33,16 @@ namespace {
 void freeRaw(tessel_tensor_t& raw) {
   for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
     std::free(raw.pos[k]);
-    std::free(raw.crd[k]);
+    std::free(raw.crd_block[k] ? raw.crd_block[k] : raw.crd[k]);
   }
-  std::free(raw.vals);
+  std::free(raw.vals_block ? raw.vals_block : raw.vals);
   std::memset(&raw, 0, sizeof raw);
+}
+
+void rebaseArray(void*& data, void*& block) {
+  if (!block) return;
+  data = block;
+  block = nullptr;
 }
 
 }  // namespace
@@ -49,6 +55,11 @@ void Storage::release() {
     return;
   }
   freeRaw(raw);
+}
+
+void Storage::rebase() {
+  for (int k = 0; k < TESSEL_MAX_ORDER; k++) rebaseArray(raw.crd[k], raw.crd_block[k]);
+  rebaseArray(raw.vals, raw.vals_block);
 }
 
 // ---------------------------------------------------------------------------------------
@@ -435,6 +446,19 @@ void shrinkArray(void*& p, size_t bytes) {
   if (void* q = std::realloc(p, bytes)) p = q;
 }
 
+/// An array that starts inside its block: moved into an exact-size array only when
+/// most of the block is unused (a copy, unlike realloc's trim in place).
+void shrinkOffsetArray(void*& p, void*& block, size_t bytes) {
+  if (!block) return shrinkArray(p, bytes);
+  if (malloc_usable_size(block) < 2 * bytes + 4096) return;
+  void* q = allocArray(bytes);
+  if (!q) return;
+  std::memcpy(q, p, bytes);
+  std::free(block);
+  block = nullptr;
+  p = q;
+}
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------
@@ -446,9 +470,9 @@ void TensorBase::shrinkToFit() {
   const size_t pw = widthBytes(format().posWidth()), cw = widthBytes(format().crdWidth());
   for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
     shrinkArray(r.pos[k], static_cast<size_t>(r.pos_size[k]) * pw);
-    shrinkArray(r.crd[k], static_cast<size_t>(r.crd_size[k]) * cw);
+    shrinkOffsetArray(r.crd[k], r.crd_block[k], static_cast<size_t>(r.crd_size[k]) * cw);
   }
-  shrinkArray(r.vals, static_cast<size_t>(r.vals_size) * datatypeSize(impl_->type));
+  shrinkOffsetArray(r.vals, r.vals_block, static_cast<size_t>(r.vals_size) * datatypeSize(impl_->type));
 }
 
 TensorBase::TensorBase(std::string name, Datatype type, std::vector<int64_t> dims,

@@ -68,8 +68,12 @@ Schedule defaultParallelSchedule(const Assignment& given, int threads) {
       if (compiles(a, s)) return s;
     }
   }
+  // A sparse output filled in one pass: threads get ranges cut by work anyway, so blocks
+  // of single rows cost nothing, and they let a thread that fills downward (paired
+  // threads, see tessel_finish_rows) shift each few rows' entries while still in cache.
+  int64_t rows = plan.singlePass && plan.kind != lower::OutputKind::Dense ? 1 : (extent + blocks - 1) / blocks;
   Schedule s;
-  s.split(outer, o0, o1, std::max<int64_t>(1, (extent + blocks - 1) / blocks)).parallelize(o0, CPUThread, NoRaces);
+  s.split(outer, o0, o1, std::max<int64_t>(1, rows)).parallelize(o0, CPUThread, NoRaces);
   if (compiles(a, s)) return s;
   return {};
 }
