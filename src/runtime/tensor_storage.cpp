@@ -450,6 +450,7 @@ void shrinkArray(void*& p, size_t bytes) {
 /// most of the block is unused (a copy, unlike realloc's trim in place).
 void shrinkOffsetArray(void*& p, void*& block, size_t bytes) {
   if (!block) return shrinkArray(p, bytes);
+  bytes = std::max<size_t>(bytes, 1);
   if (malloc_usable_size(block) < 2 * bytes + 4096) return;
   void* q = allocArray(bytes);
   if (!q) return;
