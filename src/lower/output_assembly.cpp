@@ -324,7 +324,7 @@ std::vector<Stmt> OutputAssembly::compactRows() {
   s.push_back(freeArray(rowFrom_));
   s.push_back(ifThen(eq(total, intImm(-1)), returnCode(TESSEL_ERR_OVERFLOW)));
   s.push_back(ifThen(lt(total, intImm(0)), returnCode(TESSEL_ERR_NOMEM)));
-  // The entries start inside the arrays (see runtime_abi.h's crd_block).
+  // The entries may start inside the arrays (paired threads; see runtime_abi.h's crd_block).
   const std::string& a = sym_.tensorName(0);
   const std::string ks = std::to_string(k);
   s.push_back(raw("tessel_start_at(&" + a + "->crd[" + ks + "], &" + a + "->crd_block[" + ks + "], " + offset->name +
