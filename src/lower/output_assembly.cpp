@@ -316,11 +316,10 @@ std::vector<Stmt> OutputAssembly::compactRows() {
   const std::string& vals = sym_.vals(0)->name;
   Expr total = var(sym_.fresh("total"), i64()), offset = var(sym_.fresh("offset"), i64());
   s.push_back(decl(offset, intImm(0)));
-  s.push_back(decl(total, call("tessel_finish_rows",
-                               {rows, rowFrom_, la.pos, intImm(pos64 ? 1 : 0), var("(char*)" + la.crd->name, i64()),
-                                var("sizeof(*" + la.crd->name + ")", i64()), var("(char*)" + vals, i64()),
-                                var("sizeof(*" + vals + ")", i64()), var("&" + offset->name, i64())},
-                               i64())));
+  std::vector<Expr> args = {rows, rowFrom_, la.pos, intImm(pos64 ? 1 : 0)};
+  for (const Expr& e : lastLevelBytes()) args.push_back(e);
+  args.push_back(var("&" + offset->name, i64()));
+  s.push_back(decl(total, call("tessel_finish_rows", args, i64())));
   s.push_back(freeArray(rowFrom_));
   s.push_back(ifThen(eq(total, intImm(-1)), returnCode(TESSEL_ERR_OVERFLOW)));
   s.push_back(ifThen(lt(total, intImm(0)), returnCode(TESSEL_ERR_NOMEM)));
@@ -521,11 +520,15 @@ std::vector<Stmt> OutputAssembly::downwardBlockStart(const Expr& lo, const Expr&
 }
 
 Stmt OutputAssembly::downwardBlockEnd(const Expr& lo, const Expr& hi, const Expr& r0, const Expr& r1) const {
+  std::vector<Expr> args = lastLevelBytes();
+  for (const Expr& e : {rowFrom_, r0, r1, lo, q_[order() - 1], hi}) args.push_back(e);
+  return assign(hi, call("tessel_settle_block", args, i64()));
+}
+
+std::vector<Expr> OutputAssembly::lastLevelBytes() const {
   const std::string crd = sym_.arrays(0, order() - 1).crd->name, vals = sym_.vals(0)->name;
-  return assign(hi, call("tessel_settle_block",
-                         {var("(char*)" + crd, i64()), var("sizeof(*" + crd + ")", i64()), var("(char*)" + vals, i64()),
-                          var("sizeof(*" + vals + ")", i64()), rowFrom_, r0, r1, lo, q_[order() - 1], hi},
-                         i64()));
+  return {var("(char*)" + crd, i64()), var("sizeof(*" + crd + ")", i64()), var("(char*)" + vals, i64()),
+          var("sizeof(*" + vals + ")", i64())};
 }
 
 Expr OutputAssembly::workBefore(const Expr& row) const {

@@ -93,6 +93,9 @@ class OutputAssembly {
   /// One-pass plan in parallel: row counts -> pos; runs of rows moved, in place, from
   /// where their iteration appended them (rowFrom_).
   std::vector<ir::Stmt> compactRows();
+  /// The last level's crd and the values as C helpers move them: (char*)crd, its element
+  /// size, (char*)vals, its element size.
+  std::vector<ir::Expr> lastLevelBytes() const;
   /// Record `count` entries as the last level's crd and the values' sizes.
   std::vector<ir::Stmt> recordCount(const ir::Expr& count);
   /// Entries before the last level (product of the dense upper levels' dims).
