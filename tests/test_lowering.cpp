@@ -205,6 +205,41 @@ TEST(Lowering, UnrollAndJamLeavesLoopsThatReadTheRow) {
   EXPECT_EQ(unrollAndJam(atomic)->op, StmtOp::For);
 }
 
+TEST(Lowering, PositionLoopsCollapseOnlyOverTheirChildren) {
+  using namespace tessel::ir;
+  Expr p = var("p", i64()), q = var("q", i64()), n = var("n", i64()), r = var("r", i64());
+  Expr P = var("P", ptr(Datatype::Int32, true)), W = var("W", ptr(Datatype::Int32));
+  Expr Y = var("Y", ptr(Datatype::Float64)), v = var("v", ptr(Datatype::Float64, true));
+  auto at = [&](const Expr& a, const Expr& k) { return cast(i64(), load(a, k)); };
+  Stmt body = store(Y, q, load(v, q));
+  auto loop = [&](const Expr& lo, const Expr& hi, const Stmt& b, std::vector<Stmt> before = {}) {
+    before.push_back(forRange(q, lo, hi, b));
+    return forRange(p, intImm(0), n, block(before));
+  };
+  Stmt flat = collapsePositionLoops(loop(at(P, p), at(P, add(p, intImm(1))), body));
+  ASSERT_EQ(flat->op, StmtOp::For);
+  EXPECT_EQ(flat->args[0]->name, "q");
+  // Through an alias of p (pB0 = p), and under a window [lo, hi).
+  Expr alias = var("pB0", i64()), lo = var("lo", i64()), hi = var("hi", i64());
+  Stmt windowed = loop(binary(ExprOp::Max, at(P, alias), lo), minOf(at(P, add(alias, intImm(1))), hi), body,
+                       {decl(alias, p)});
+  EXPECT_EQ(collapsePositionLoops(windowed)->args[0]->name, "q");
+  // Not collapsed: the end is not the next parent's begin, the array is written (not
+  // a read-only pos array), the body reads p or a per-row decl, or it breaks out of a row.
+  EXPECT_EQ(collapsePositionLoops(loop(at(P, p), at(P, add(p, intImm(2))), body))->args[0]->name, "p");
+  EXPECT_EQ(collapsePositionLoops(loop(at(W, p), at(W, add(p, intImm(1))), body))->args[0]->name, "p");
+  EXPECT_EQ(collapsePositionLoops(loop(at(P, p), at(P, add(p, intImm(1))), store(Y, q, cast(scalar(Datatype::Float64), p))))
+                ->args[0]->name, "p");
+  Stmt perRow = loop(at(P, p), at(P, add(p, intImm(1))), store(Y, q, cast(scalar(Datatype::Float64), r)),
+                     {decl(r, add(p, intImm(3)))});
+  EXPECT_EQ(collapsePositionLoops(perRow)->args[0]->name, "p");
+  EXPECT_EQ(collapsePositionLoops(loop(at(P, p), at(P, add(p, intImm(1))), block({body, breakLoop()})))->args[0]->name,
+            "p");
+  Stmt parallel = forRange(p, intImm(0), n, block({forRange(q, at(P, p), at(P, add(p, intImm(1))), body)}),
+                           "omp parallel for");
+  EXPECT_EQ(collapsePositionLoops(parallel)->args[0]->name, "p");
+}
+
 TEST(Lowering, DimensionMismatchNamesTheVariable) {
   IndexVar i("i"), j("j");
   TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {7}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));

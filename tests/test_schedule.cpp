@@ -203,6 +203,50 @@ TEST(Schedule, SpTTVIntoCSRCopiesTheFibersPattern) {
   EXPECT_EQ(A.raw().vals_size, B.raw().crd_size[1]);
 }
 
+TEST(Schedule, FiberLoopsCollapseAcrossRows) {
+  // A loop over a level's positions that only runs its child positions becomes one loop
+  // over the children (ir::collapsePositionLoops): SpTTV's fibers, a CSR scaled into a
+  // copy of its pattern, a CSF's values, a full sum. Under position splits the single
+  // loop keeps each block's window; rows and fibers the tensor lacks, and empty tensors.
+  std::mt19937_64 rng(43);
+  CooData holes;
+  holes.dims = {30, 8, 6};
+  for (int64_t i = 2; i < 30; i += 5)
+    for (int64_t j = i % 4; j < 8; j += 3) holes.add({i, j, (i * j) % 6}, 0.5 + static_cast<double>(j));
+  const std::vector<std::string> schedules = {"", "split(i,i0,i1,4),parallelize(i0)",
+                                              "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,3),parallelize(p0)",
+                                              "fuse(i,j,f),pos(f,fp,B),divide(fp,p0,p1,5),parallelize(p0)",
+                                              "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,2)"};
+  for (const CooData& t : {holes, randomCoo({21, 7, 5}, 0.25, rng), randomCoo({6, 3, 2}, 0.0, rng)}) {
+    std::vector<Operand> ttv = {{"B", t, CSF(3)}, {"c", randomCoo({t.dims[2]}, 0.7, rng), DenseFormat(1)}};
+    for (const std::string& s : schedules) expectAllThreads("A(i,j) = B(i,j,k) * c(k)", ttv, CSR(), s);
+    expectAllThreads("A(i,j,k) = B(i,j,k) * 3", {{"B", t, CSF(3)}}, CSF(3), "parallelize(i)");
+    expectAllThreads("A(i,j,k) = B(i,j,k) * 3", {{"B", t, fmt("dss")}}, fmt("dss"), "split(i,i0,i1,3),parallelize(i0)");
+  }
+  for (double density : {0.0, 0.05, 0.4}) {
+    std::vector<Operand> m = {{"B", randomCoo({17, 13}, density, rng), CSR()}};
+    for (const std::string& s : {std::string(""), std::string("fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,4),parallelize(p0)")})
+      expectAllThreads("A(i,j) = B(i,j) * 2", m, CSR(), s);
+    for (const std::string& s : {std::string(""), std::string("fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,4)"),
+                                 std::string("fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,3),parallelize(p0,cpu_thread,atomics)")})
+      expectAllThreads("a = B(i,j)", m, Format(), s);
+    // The row's scale reads i: the row loop stays.
+    m.push_back({"c", randomCoo({17}, 0.8, rng), DenseFormat(1)});
+    expectAllThreads("A(i,j) = B(i,j) * c(i)", m, CSR(), "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,4),parallelize(p0)");
+    expectAllThreads("A(i,j) = B(i,j) * c(i)", m, CSR(), "");
+  }
+  // The kernels keep one loop over B's fibers: none over its rows.
+  TensorBase B = makeTensor("B", holes, CSF(3)), c = makeTensor("c", randomCoo({6}, 1.0, rng), DenseFormat(1));
+  TensorBase A("A", Datatype::Float64, {30, 8}, CSR());
+  IndexVar i("i"), j("j"), k("k");
+  A(i, j) = B(i, j, k) * c(k);
+  std::string code = Kernel::emitC(A.assignment(), {});
+  std::string compute = code.substr(code.find("int tessel_compute"));
+  EXPECT_EQ(compute.find("for (int64_t pB0"), std::string::npos) << compute;
+  EXPECT_NE(compute.find("for (int64_t pB1 = (int64_t)B1_pos[(int64_t)B0_pos[0]]; pB1 < (int64_t)B1_pos[(int64_t)B0_pos[1]];"),
+            std::string::npos) << compute;
+}
+
 TEST(Schedule, ManySparseTermsUseAWorkspace) {
   // Eight CSR terms (a merge would need 255 cases): gathered in a workspace row, one
   // loop per term, sequentially and in parallel, with precompute for a short sum too.

@@ -145,5 +145,8 @@ Stmt splitReductionChains(const Stmt& s);
 /// Loops whose body only adds into one row (`for j: Y[idx(j)] += v(p, j)`, idx free of p)
 /// take four iterations at a time and update the row once; see unroll_jam.cpp.
 Stmt unrollAndJam(const Stmt& s);
+/// `for p: { pure decls; for q in [F(p), F(p + 1)): body }` with body free of p becomes
+/// `for q in [F(begin), F(end)): body` (F: pos-array loads); see collapse_position_loops.cpp.
+Stmt collapsePositionLoops(const Stmt& s);
 
 }  // namespace tessel::ir

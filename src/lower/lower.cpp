@@ -75,8 +75,9 @@ LoweredKernel lower(const Assignment& a, const Schedule& schedule) {
                         lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Symbolic)};  // 6. assemble
   ir::Function compute{"tessel_compute", "Numeric phase: compute the output's values.",
                        lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Numeric)};    // 7. compute
-  compute.body = ir::unrollAndJam(ir::simplify(compute.body));      // 8. one row update per 4 terms
-  compute.body = ir::splitReductionChains(compute.body);             // 9. latency-bound sums
+  compute.body = ir::collapsePositionLoops(ir::simplify(compute.body));  // 8. one loop over fibers
+  compute.body = ir::unrollAndJam(compute.body);                     // 9. one row update per 4 terms
+  compute.body = ir::splitReductionChains(compute.body);             // 10. latency-bound sums
   k.module.functions = {assemble, compute};
   k.module.headerComment = headerComment(k);
   return k;
