@@ -130,11 +130,13 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   a(i) = B(i, j) * c(j);
   std::string code = a.emitC();
   EXPECT_NE(code.find("for (int64_t i = 0; i < a0_dim; i++)"), std::string::npos) << code;
-  // x[crd[p]] is a gather: even and odd positions of rows of 8 or more entries sum in two
-  // scalar chains, the odd position left over (or a short row) in the plain loop, and the
-  // chains meet at the row's end.
+  // x[crd[p]] is a gather: when B's rows average 8 or more entries (a flag set once per
+  // call, so that rows of mixed lengths do not mispredict), even and odd positions sum
+  // in two scalar chains, the odd position left over in the plain loop, and the chains
+  // meet at the row's end; else (road networks) every row keeps the plain loop.
   EXPECT_NE(code.find("int64_t pB1_lo = (int64_t)B1_pos[pB0];"), std::string::npos) << code;
-  EXPECT_NE(code.find("if ((pB1_hi - pB1_lo) >= 8) {"), std::string::npos) << code;
+  EXPECT_NE(code.find("bool B1_pos_long = B->crd_size[1] >= (8 * (B->pos_size[1] - 1));"), std::string::npos) << code;
+  EXPECT_NE(code.find("if (B1_pos_long) {"), std::string::npos) << code;
   EXPECT_NE(code.find("int64_t pB1_pairs = (pB1_hi - pB1_lo) / 2;"), std::string::npos) << code;
   EXPECT_NE(code.find("for (int64_t pB1_pair = 0; pB1_pair < pB1_pairs; pB1_pair++)"), std::string::npos) << code;
   EXPECT_NE(code.find("acc = acc + (B_vals[pB1] * c_vals[pc0]);"), std::string::npos) << code;
@@ -150,6 +152,12 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   EXPECT_NE(code.find("if (B1_streams) {\n      __builtin_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024), 0, 0);\n"
                       "      __builtin_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024), 0, 0);"),
             std::string::npos) << code;
+  // A gather sum over a range that is not one pos segment tests its own length.
+  TensorBase C = T("C", {5, 6}, "ds"), s("s", Datatype::Float64, {}, Format());
+  s() = C(i, j) * c(j);
+  code = s.emitC();
+  EXPECT_EQ(code.find("_long"), std::string::npos) << code;
+  EXPECT_NE(code.find(">= 8) {"), std::string::npos) << code;
 }
 
 TEST(Lowering, DenseDotProductsSumInVectorLanes) {

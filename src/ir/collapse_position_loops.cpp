@@ -19,28 +19,6 @@ namespace tessel::ir {
 
 namespace {
 
-bool sameExpr(const Expr& a, const Expr& b) {
-  if (!a || !b) return a == b;
-  if (a->op != b->op || !(a->type == b->type) || a->name != b->name || a->ival != b->ival ||
-      a->fval != b->fval || a->args.size() != b->args.size())
-    return false;
-  for (size_t k = 0; k < a->args.size(); k++)
-    if (!sameExpr(a->args[k], b->args[k])) return false;
-  return true;
-}
-
-/// e is p, or casts and loads of read-only arrays (pos arrays) applied to such an e:
-/// nondecreasing in p for valid tensors.
-bool monotoneIn(const Expr& e, const std::string& p) {
-  switch (e->op) {
-    case ExprOp::Var: return e->name == p;
-    case ExprOp::Cast: return !e->type.pointer && monotoneIn(e->args[0], p);
-    case ExprOp::Load:
-      return e->args[0]->op == ExprOp::Var && e->args[0]->type.constData && monotoneIn(e->args[1], p);
-    default: return false;
-  }
-}
-
 /// `if (flag) { __builtin_prefetch(..); ... }`: a hint, safe to drop.
 bool isPrefetchHint(const Stmt& s) {
   if (s->op != StmtOp::If || !s->elseBody.empty() || s->body.empty()) return false;
@@ -112,10 +90,7 @@ Stmt collapse(const Stmt& outer) {
   if (mentionsAny(body, perP) || hasBreak(body)) return nullptr;
   auto begin = splitBound(rename(inner->args[1], defs), ExprOp::Max, p, perP);
   auto end = splitBound(rename(inner->args[2], defs), ExprOp::Min, p, perP);
-  if (!begin || !end || !monotoneIn(begin->g, p)) return nullptr;
-  // The end is F(p + 1) for the begin's F.
-  const Expr& pv = outer->args[0];
-  if (!sameExpr(end->g, rename(begin->g, {{p, add(pv, intImm(1, pv->type))}}))) return nullptr;
+  if (!begin || !end || !childrenOf(begin->g, end->g, outer->args[0])) return nullptr;
   Expr lo = rename(begin->g, {{p, outer->args[1]}}), hi = rename(begin->g, {{p, outer->args[2]}});
   if (begin->limit) lo = binary(ExprOp::Max, lo, begin->limit);
   if (end->limit) hi = minOf(hi, end->limit);

@@ -40,6 +40,30 @@ bool isPureDecl(const Stmt& s) {
   return s->op == StmtOp::Decl && s->args.size() >= 2 && s->args[1] && !hasCall(s->args[1]);
 }
 
+bool sameExpr(const Expr& a, const Expr& b) {
+  if (!a || !b) return a == b;
+  if (a->op != b->op || !(a->type == b->type) || a->name != b->name || a->ival != b->ival ||
+      a->fval != b->fval || a->args.size() != b->args.size())
+    return false;
+  for (size_t k = 0; k < a->args.size(); k++)
+    if (!sameExpr(a->args[k], b->args[k])) return false;
+  return true;
+}
+
+bool monotoneIn(const Expr& e, const std::string& p) {
+  switch (e->op) {
+    case ExprOp::Var: return e->name == p;
+    case ExprOp::Cast: return !e->type.pointer && monotoneIn(e->args[0], p);
+    case ExprOp::Load:
+      return e->args[0]->op == ExprOp::Var && e->args[0]->type.constData && monotoneIn(e->args[1], p);
+    default: return false;
+  }
+}
+
+bool childrenOf(const Expr& begin, const Expr& end, const Expr& x) {
+  return monotoneIn(begin, x->name) && sameExpr(end, rename(begin, {{x->name, add(x, intImm(1, x->type))}}));
+}
+
 namespace {
 void collectNames(const Expr& e, std::set<std::string>& names) {
   if (!e) return;

@@ -23,6 +23,14 @@ Expr rename(const Expr& e, const std::map<std::string, Expr>& to);
 std::vector<Stmt> statementsOf(const Stmt& body);
 /// `decl x = e` with e free of calls: safe to repeat or drop.
 bool isPureDecl(const Stmt& s);
+/// Structural equality.
+bool sameExpr(const Expr& a, const Expr& b);
+/// e is the variable p, or casts and loads of read-only arrays (pos arrays) applied to
+/// such an e: nondecreasing in p for valid tensors.
+bool monotoneIn(const Expr& e, const std::string& p);
+/// [begin, end) is [F(x), F(x + 1)) for an F monotone in the variable x: the children
+/// of position x in a pos array (nested pos arrays too).
+bool childrenOf(const Expr& begin, const Expr& end, const Expr& x);
 
 /// Fresh variable names: none that `root` declares or mentions, and none handed out before.
 class FreshNames {
