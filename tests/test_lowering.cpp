@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "ir/ir.h"
+#include "ir/rewrite.h"
 #include "lower/lower.h"
 #include "support/test_support.h"
 
@@ -144,14 +145,22 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   EXPECT_NE(code.find("for (int64_t pB1 = pB1_lo + (2 * pB1_pairs); pB1 < pB1_hi; pB1++)"), std::string::npos)
       << code;
   EXPECT_NE(code.find("acc = acc + acc_odd;"), std::string::npos) << code;
-  EXPECT_NE(code.find("} else {\n      for (int64_t pB1 = pB1_lo; pB1 < pB1_hi; pB1++) {"), std::string::npos) << code;
   // Each row prefetches its crd and vals 1024 positions ahead when B's arrays are large
   // and its rows hold 4 or more entries on average.
   EXPECT_NE(code.find("bool B1_streams = (B->crd_size[1] >= 2097152) && (B->crd_size[1] >= (4 * B->pos_size[1]));"),
             std::string::npos) << code;
-  EXPECT_NE(code.find("if (B1_streams) {\n      __builtin_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024), 0, 0);\n"
-                      "      __builtin_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024), 0, 0);"),
+  EXPECT_NE(code.find("        __builtin_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024), 0, 0);\n"
+                      "        __builtin_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024), 0, 0);"),
             std::string::npos) << code;
+  // Both flags are tested once, before the row loop: one copy of it per pair of values,
+  // the last without hints and with the plain loop.
+  EXPECT_NE(code.find("  if (B1_streams) {\n    if (B1_pos_long) {\n      for (int64_t i = 0; i < a0_dim; i++) {"),
+            std::string::npos) << code;
+  EXPECT_EQ(code.find("if (B1_streams) {\n      __builtin_prefetch"), std::string::npos) << code;
+  const std::string last = code.substr(code.rfind("for (int64_t i = 0; i < a0_dim; i++)"));
+  EXPECT_EQ(last.find("__builtin_prefetch"), std::string::npos) << last;
+  EXPECT_EQ(last.find("_odd"), std::string::npos) << last;
+  EXPECT_NE(last.find("for (int64_t pB1 = pB1_lo; pB1 < pB1_hi; pB1++) {"), std::string::npos) << last;
   // A gather sum over a range that is not one pos segment tests its own length.
   TensorBase C = T("C", {5, 6}, "ds"), s("s", Datatype::Float64, {}, Format());
   s() = C(i, j) * c(j);
@@ -246,6 +255,36 @@ TEST(Lowering, PositionLoopsCollapseOnlyOverTheirChildren) {
   Stmt parallel = forRange(p, intImm(0), n, block({forRange(q, at(P, p), at(P, add(p, intImm(1))), body)}),
                            "omp parallel for");
   EXPECT_EQ(collapsePositionLoops(parallel)->args[0]->name, "p");
+}
+
+TEST(Lowering, LoopsAreCopiedPerValueOfTheFlagsTheyTest) {
+  using namespace tessel::ir;
+  Expr i = var("i", i64()), n = var("n", i64()), Y = var("Y", ptr(Datatype::Float64));
+  Expr f = var("f", scalar(Datatype::Bool)), g = var("g", scalar(Datatype::Bool)), h = var("h", scalar(Datatype::Bool));
+  auto put = [&](double v) { return store(Y, i, floatImm(v)); };
+  Stmt loop = forRange(i, intImm(0), n, block({ifThen(f, put(1), put(2)), ifThen(g, put(3))}));
+  Stmt u = simplify(unswitchLoopFlags(loop));
+  ASSERT_EQ(u->op, StmtOp::If);  // if (f) { if (g) loop11 else loop10 } else { ... }
+  EXPECT_EQ(u->args[0]->name, "f");
+  const Stmt& yes = u->body[0];
+  ASSERT_EQ(yes->op, StmtOp::If);
+  EXPECT_EQ(yes->args[0]->name, "g");
+  std::vector<Stmt> fg = statementsOf(yes->body[0]->body[0]);  // f and g: Y[i] = 1; Y[i] = 3
+  ASSERT_EQ(fg.size(), 2u);
+  EXPECT_EQ(fg[0]->args[2]->fval, 1.0);
+  EXPECT_EQ(fg[1]->args[2]->fval, 3.0);
+  std::vector<Stmt> none = statementsOf(u->elseBody[0]->elseBody[0]->body[0]);  // neither: Y[i] = 2
+  ASSERT_EQ(none.size(), 1u);
+  EXPECT_EQ(none[0]->args[2]->fval, 2.0);
+  // Flags set inside the loop stay tests; a third flag stays a test (two copies per flag at most).
+  Stmt local = forRange(i, intImm(0), n, block({decl(f, lt(i, n)), ifThen(f, put(1))}));
+  EXPECT_EQ(unswitchLoopFlags(local)->op, StmtOp::For);
+  Stmt assigned = forRange(i, intImm(0), n, block({ifThen(f, put(1)), assign(f, lt(i, n))}));
+  EXPECT_EQ(unswitchLoopFlags(assigned)->op, StmtOp::For);
+  Stmt three = simplify(unswitchLoopFlags(
+      forRange(i, intImm(0), n, block({ifThen(f, put(1)), ifThen(g, put(2)), ifThen(h, put(3))}))));
+  ASSERT_EQ(three->op, StmtOp::If);
+  EXPECT_EQ(statementsOf(three->body[0]->body[0]->body[0]).back()->args[0]->name, "h");
 }
 
 TEST(Lowering, DimensionMismatchNamesTheVariable) {

@@ -148,5 +148,8 @@ Stmt unrollAndJam(const Stmt& s);
 /// `for p: { pure decls; for q in [F(p), F(p + 1)): body }` with body free of p becomes
 /// `for q in [F(begin), F(end)): body` (F: pos-array loads); see collapse_position_loops.cpp.
 Stmt collapsePositionLoops(const Stmt& s);
+/// A loop nest that tests flags set before it (`if (A1_streams)`) becomes one copy per
+/// value of up to two such flags; see unswitch_flags.cpp.
+Stmt unswitchLoopFlags(const Stmt& s);
 
 }  // namespace tessel::ir

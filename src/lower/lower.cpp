@@ -78,6 +78,7 @@ LoweredKernel lower(const Assignment& a, const Schedule& schedule) {
   compute.body = ir::collapsePositionLoops(ir::simplify(compute.body));  // 8. one loop over fibers
   compute.body = ir::unrollAndJam(compute.body);                     // 9. one row update per 4 terms
   compute.body = ir::splitReductionChains(compute.body);             // 10. latency-bound sums
+  compute.body = ir::simplify(ir::unswitchLoopFlags(compute.body));  // 11. no per-row flag tests
   k.module.functions = {assemble, compute};
   k.module.headerComment = headerComment(k);
   return k;
