@@ -102,9 +102,8 @@ Stmt rewrite(const Stmt& s) {
   auto n = std::make_shared<StmtNode>(*s);
   for (Stmt& c : n->body) c = rewrite(c);
   for (Stmt& c : n->elseBody) c = rewrite(c);
-  Stmt done = n;
-  if (Stmt flat = collapse(done)) return flat;
-  return done;
+  if (Stmt flat = collapse(n)) return flat;
+  return n;
 }
 
 }  // namespace

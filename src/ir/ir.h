@@ -149,7 +149,8 @@ Stmt unrollAndJam(const Stmt& s);
 /// `for q in [F(begin), F(end)): body` (F: pos-array loads); see collapse_position_loops.cpp.
 Stmt collapsePositionLoops(const Stmt& s);
 /// A loop nest that tests flags set before it (`if (A1_streams)`) becomes one copy per
-/// value of up to two such flags; see unswitch_flags.cpp.
+/// value of up to two such flags, the flags replaced by constants (simplify() then
+/// drops the dead branches); see unswitch_flags.cpp.
 Stmt unswitchLoopFlags(const Stmt& s);
 
 }  // namespace tessel::ir

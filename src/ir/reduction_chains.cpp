@@ -179,10 +179,7 @@ class ChainSplitter {
       out.push_back(st);
       if (st->op != StmtOp::Decl) continue;
       auto level = posLevels_.find(st->args[0]->name);
-      if (level != posLevels_.end() && level->second.flagDecl && !level->second.placed) {
-        out.push_back(level->second.flagDecl);
-        level->second.placed = true;
-      }
+      if (level != posLevels_.end() && level->second.flagDecl) out.push_back(level->second.flagDecl);
     }
     return out;
   }
@@ -194,7 +191,7 @@ class ChainSplitter {
       Expr init = s->args[1]->op == ExprOp::Cast ? s->args[1]->args[0] : s->args[1];
       const std::string& f = init->name;
       if (init->op == ExprOp::Field && f.rfind("pos[", 0) == 0 && f.back() == ']')
-        posLevels_[s->args[0]->name] = PosLevel{init->args[0], f.substr(4, f.size() - 5), nullptr, nullptr, false};
+        posLevels_[s->args[0]->name] = PosLevel{init->args[0], f.substr(4, f.size() - 5), nullptr, nullptr};
     }
     for (const Stmt& c : s->body) findPosArrays(c);
     for (const Stmt& c : s->elseBody) findPosArrays(c);
@@ -204,8 +201,7 @@ class ChainSplitter {
     Expr tensor;        ///< the tensor struct pointer
     std::string k;      ///< the level
     Expr flag;          ///< lengthFlag's flag, once asked for
-    Stmt flagDecl;
-    bool placed = false;
+    Stmt flagDecl;      ///< placed after P's declaration, which the kernel has once
   };
   std::map<std::string, PosLevel> posLevels_;
   FreshNames fresh_;

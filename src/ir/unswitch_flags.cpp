@@ -60,9 +60,10 @@ std::vector<Expr> invariantFlags(const Stmt& loop) {
   return flags;
 }
 
-/// One copy of `loop` per value of flags[k..]: nested ifs, the flags replaced by constants.
+/// One copy of `loop` per value of flags[k..]: nested ifs, the flags replaced by
+/// constants (the caller's simplify then drops the dead branches).
 Stmt copies(const Stmt& loop, const std::vector<Expr>& flags, size_t k, std::map<std::string, Expr>& values) {
-  if (k == flags.size()) return simplify(substitute(loop, values));
+  if (k == flags.size()) return substitute(loop, values);
   values[flags[k]->name] = intImm(1, scalar(Datatype::Bool));
   Stmt yes = copies(loop, flags, k + 1, values);
   values[flags[k]->name] = intImm(0, scalar(Datatype::Bool));
