@@ -266,6 +266,72 @@ TEST(Kernels, ReorderedSumsCoverEveryRowLength) {
                                F("dd")));
 }
 
+/// A kernel keeps how it bound the last assignment's tensors (analyzing costs more than a
+/// small kernel): every run must still read the tensors of the assignment it is given,
+/// re-check what changed, and own none of them.
+TEST(Kernels, EachRunBindsTheTensorsItIsGiven) {
+  IndexVar i("i"), j("j");
+  auto close = [](const Assignment& a) {
+    std::string why;
+    bool ok = tensorsClose(referenceEvaluate(a), TensorBase(a.lhsNode().tensor).toCoo(), 1e-12, 1e-12, &why);
+    return ok ? ::testing::AssertionSuccess() : ::testing::AssertionFailure() << a.str() << ": " << why;
+  };
+  TensorBase B1 = makeTensor("B", rnd({7, 5}, 0.4), F("ds")), c1 = makeTensor("c", rnd({5}, 1.0), F("d"));
+  TensorBase B2 = makeTensor("B", rnd({4, 9}, 0.4), F("ds")), c2 = makeTensor("c", rnd({9}, 1.0), F("d"));
+  TensorBase a1("a", Datatype::Float64, {7}, DenseFormat(1)), a2("a", Datatype::Float64, {4}, DenseFormat(1));
+  Assignment first = makeAssignment(a1(i), B1(i, j) * c1(j)), second = makeAssignment(a2(i), B2(i, j) * c2(j));
+  auto k = Kernel::compile(first);
+  for (const Assignment* a : {&first, &second, &second, &first}) {
+    k->run(*a, 1);
+    EXPECT_TRUE(close(*a));
+  }
+  // Refilled inputs are read again.
+  B1.setFromCoo(rnd({7, 5}, 0.6));
+  k->run(first, 2);
+  EXPECT_TRUE(close(first));
+  // Same shape of expression, dimensions that do not fit: rejected, not served from before.
+  TensorBase c3 = makeTensor("c", rnd({6}, 1.0), F("d"));
+  EXPECT_THROW(k->run(makeAssignment(a1(i), B1(i, j) * c3(j)), 1), DimensionError);
+
+  // One tensor in two accesses is one slot; two tensors are two. Same dimensions and
+  // formats either way: only the tensors' identity tells the bindings apart.
+  TensorBase D = makeTensor("D", rnd({7, 5}, 0.4), F("ds")), D2 = makeTensor("E", rnd({7, 5}, 0.4), F("ds"));
+  Assignment shared = makeAssignment(a1(i), D(i, j) * c1(j) + D(i, j) * c1(j) * 2);
+  Assignment distinct = makeAssignment(a1(i), D(i, j) * c1(j) + D2(i, j) * c1(j) * 2);
+  auto ks = Kernel::compile(shared);
+  ks->run(shared, 1);
+  EXPECT_TRUE(close(shared));
+  EXPECT_THROW(ks->run(distinct, 1), UserError);
+  auto kd = Kernel::compile(distinct);
+  kd->run(distinct, 1);
+  EXPECT_TRUE(close(distinct));
+  EXPECT_THROW(kd->run(shared, 1), UserError);
+
+  // += into a sparse output reads a snapshot of it: twice in a row adds twice.
+  CooData A0 = rnd({7, 5}, 0.3), Bv = rnd({7, 5}, 0.3);
+  TensorBase A = makeTensor("A", A0, F("ds")), Bs = makeTensor("B", Bv, F("ds"));
+  Assignment add = makeAssignment(A(i, j), Bs(i, j), true);
+  auto ka = Kernel::compile(add);
+  ka->run(add, 1);
+  ka->run(add, 2);
+  CooData twice = A0;
+  for (int64_t e = 0; e < Bv.nnz(); e++) twice.add({Bv.coords[2 * e], Bv.coords[2 * e + 1]}, 2 * Bv.values[e]);
+  std::string why;
+  EXPECT_TRUE(tensorsClose(twice, A.toCoo(), 1e-12, 1e-12, &why)) << why;
+
+  // The kernel does not keep the tensors of its runs alive.
+  std::weak_ptr<TensorImpl> input;
+  {
+    TensorBase B = makeTensor("B", rnd({7, 5}, 0.4), F("ds")), c = makeTensor("c", rnd({5}, 1.0), F("d"));
+    TensorBase a("a", Datatype::Float64, {7}, DenseFormat(1));
+    Assignment run = makeAssignment(a(i), B(i, j) * c(j));
+    k->run(run, 1);
+    EXPECT_TRUE(close(run));
+    input = B.impl();
+  }
+  EXPECT_TRUE(input.expired());
+}
+
 TEST(Kernels, EmptyAndDegenerate) {
   std::vector<std::vector<int64_t>> shapes = {{0, 5}, {5, 0}, {1, 1}, {6, 6}};
   for (auto& s : shapes)

@@ -8,6 +8,7 @@
 
 #include "codegen/codegen_c.h"
 #include "lower/lower.h"
+#include "runtime/run_binding.h"
 #include "tessel/error.h"
 #include "tessel/runtime_abi.h"
 #include "tessel/tensor.h"
@@ -20,6 +21,7 @@ struct Stage {
   std::shared_ptr<JitModule> module;
   tessel_kernel_fn assemble = nullptr;
   tessel_kernel_fn compute = nullptr;
+  std::shared_ptr<SlotPlanCache> slotPlans = std::make_shared<SlotPlanCache>();
 };
 
 struct Kernel::Impl {
@@ -138,20 +140,15 @@ namespace {
 
 /// Binds `a`'s tensors to a compiled stage, assembles its output and computes it.
 RunTimes runStage(const Stage& stage, const Assignment& a) {
-  lower::Problem p = lower::analyze(a);
-  const auto& compiled = stage.args;
-  if (p.args.size() != compiled.size())
-    throw UserError("kernel was compiled for a different expression: " + a.str());
-  for (size_t s = 0; s < p.args.size(); s++)
-    if (!(p.args[s].format == compiled[s].format) || p.args[s].tensor->type != compiled[s].tensor->type)
-      throw UserError("kernel was compiled for other formats or types than " + p.args[s].tensor->name + "'s");
+  BoundSlots bound = stage.slotPlans->bind(a, stage.args);
+  const std::vector<lower::TensorArg>& slots = bound.plan->slots;
 
   std::vector<TensorBase> temps;  // converted inputs and the += snapshot (storage is heap-held)
-  std::vector<tessel_tensor_t*> ptrs(p.args.size());
-  TensorBase output(p.args[0].tensor);
-  for (size_t s = 1; s < p.args.size(); s++) {
-    const lower::TensorArg& arg = p.args[s];
-    TensorBase t(arg.tensor);
+  std::vector<tessel_tensor_t*> ptrs(slots.size());
+  TensorBase output(bound.tensors[0]);
+  for (size_t s = 1; s < slots.size(); s++) {
+    const lower::TensorArg& arg = slots[s];
+    TensorBase t(bound.tensors[s]);
     if (arg.snapshotOfOutput) {
       if (!output.impl()->pendingVals.empty()) output.pack();
       temps.push_back(output.convert(output.format(), t.name()));
@@ -159,7 +156,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
       continue;
     }
     if (!t.impl()->pendingVals.empty()) t.pack();
-    if (arg.converted()) {
+    if (!(arg.format == t.format())) {  // the kernel reads another format (transposed)
       temps.push_back(t.convert(arg.format, t.name() + "_converted"));
       ptrs[s] = &temps.back().raw();
     } else {
