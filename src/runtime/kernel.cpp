@@ -3,6 +3,8 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <optional>
+#include <utility>
 
 #include <omp.h>
 
@@ -37,9 +39,19 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
-/// A failed run leaves the output empty and valid: no partial result.
-void emptyAfterFailure(TensorBase& output) {
-  output.impl()->storage.release();
+/// A failed run leaves no partial result. A sparse `+=` gets its old entries back from
+/// the snapshot it read (same format); any other output is left empty and valid (a dense
+/// `+=` adds in place, and its old values are not kept anywhere).
+void restoreAfterFailure(TensorBase& output, TensorBase* snapshot) {
+  Storage& mine = output.impl()->storage;
+  if (snapshot) {
+    Storage& old = snapshot->impl()->storage;
+    std::swap(mine.raw, old.raw);  // the snapshot now owns (and frees) the partial arrays
+    std::swap(mine.recomputed, old.recomputed);
+    output.impl()->packed = true;
+    return;
+  }
+  mine.release();
   output.setFromCoo(CooData{output.dims(), {}, {}});
 }
 
@@ -144,6 +156,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
   const std::vector<lower::TensorArg>& slots = bound.plan->slots;
 
   std::vector<TensorBase> temps;  // converted inputs and the += snapshot (storage is heap-held)
+  std::optional<size_t> snapshot;  // its index in temps
   std::vector<tessel_tensor_t*> ptrs(slots.size());
   TensorBase output(bound.tensors[0]);
   for (size_t s = 1; s < slots.size(); s++) {
@@ -153,6 +166,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
       if (!output.impl()->pendingVals.empty()) output.pack();
       temps.push_back(output.convert(output.format(), t.name()));
       ptrs[s] = &temps.back().raw();
+      snapshot = temps.size() - 1;
       continue;
     }
     if (!t.impl()->pendingVals.empty()) t.pack();
@@ -178,13 +192,14 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
 
   RunTimes times;
   auto t0 = std::chrono::steady_clock::now();
+  auto restore = [&] { restoreAfterFailure(output, snapshot ? &temps[*snapshot] : nullptr); };
   int rc = stage.assemble(ptrs.data());
-  if (rc != TESSEL_OK) emptyAfterFailure(output);
+  if (rc != TESSEL_OK) restore();
   check(rc, "assembly", output.name());
   times.assembleSeconds = secondsSince(t0);
   t0 = std::chrono::steady_clock::now();
   rc = stage.compute(ptrs.data());
-  if (rc != TESSEL_OK) emptyAfterFailure(output);
+  if (rc != TESSEL_OK) restore();
   check(rc, "compute", output.name());
   times.computeSeconds = secondsSince(t0);
   if (!storage.recomputed) output.shrinkToFit();
