@@ -332,6 +332,30 @@ TEST(Kernels, EachRunBindsTheTensorsItIsGiven) {
   EXPECT_TRUE(input.expired());
 }
 
+/// A sparse output is appended level by level, so the loops must reach its levels in
+/// storage order even when an operand prefers another (found by checking the outputs'
+/// arrays, not just their entries: both gave the right entries in an invalid layout).
+TEST(Kernels, OutputsAreAppendedInTheirLevelOrder) {
+  // A compressed first level above a dense one: j must run outside k, although B (ss)
+  // stores k first. It used to append each j once per k (repeated coordinates).
+  auto B = rnd({6, 7}, 0.4), c = rnd({6}, 0.6), d = rnd({6}, 0.6);
+  for (auto bf : {"ss", "ds", "ss:1,0"})
+    EXPECT_TRUE(matchesReference("A(j,k) = D(k) * C(k) - B(k,j)",
+                                 {{"B", B, F(bf)}, {"C", c, F("s")}, {"D", d, F("s")}}, F("sd")))
+        << bf;
+  // Dense rows (i, k) above a compressed j, visited k first: one pass with a single
+  // counter put entries in visiting order under pos counts in storage order.
+  auto D3 = rnd({5, 4}, 1.0), B3 = rnd({6, 5}, 1.0), C3 = rnd({6, 5, 4}, 0.3);
+  EXPECT_TRUE(matchesReference("A(k,j,i) = 2 * D(j,k) * B(i,j) * C(i,j,k)",
+                               {{"D", D3, F("dd:1,0")}, {"B", B3, F("dd:1,0")}, {"C", C3, F("uqq:1,0,2")}},
+                               F("dds:2,0,1")));
+  EXPECT_TRUE(matchesReference("A(i,j,k) = B(i,k,j)", {{"B", rnd({4, 5, 6}, 0.3), F("sss:1,0,2")}}, F("sdd")));
+  // The same through a workspace row (a sum before j): rows appended to growing arrays
+  // need them in storage order too.
+  EXPECT_TRUE(matchesReference("A(i,k,j) = B(k,i,l) * C(l,j)",
+                               {{"B", rnd({4, 5, 6}, 0.3), F("sss")}, {"C", rnd({6, 7}, 0.4), F("ds")}}, F("dds")));
+}
+
 TEST(Kernels, EmptyAndDegenerate) {
   std::vector<std::vector<int64_t>> shapes = {{0, 5}, {5, 0}, {1, 1}, {6, 6}};
   for (auto& s : shapes)

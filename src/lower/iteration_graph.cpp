@@ -33,6 +33,23 @@ void levelEdges(const std::vector<IndexVar>& vs, const Format& f, int access,
   }
 }
 
+/// The output's edges: its levels are appended in order, so below its first level
+/// without random access every level needs all the levels above it bound first, dense
+/// ones too (a dense level's positions hang off its parent's appended position). Above
+/// that first level, dense levels only prefer their storage order.
+void outputLevelEdges(const std::vector<IndexVar>& vs, const Format& f, std::vector<Edge>& hard,
+                      std::vector<Edge>& soft) {
+  bool appended = false;
+  for (int k = 0; k < f.order(); k++) {
+    appended = appended || f.level(k) != LevelKind::Dense;
+    if (appended) {
+      for (int j = 0; j < k; j++) hard.push_back({vs[j], vs[k], -1});
+    } else if (k > 0) {
+      soft.push_back({vs[k - 1], vs[k], -1});
+    }
+  }
+}
+
 std::vector<IndexVar> varsOf(const ExprNode& n, const Format& f) {
   std::vector<IndexVar> vs;
   for (int k = 0; k < f.order(); k++) vs.push_back(n.vars[f.modeOfLevel(k)]);
@@ -117,7 +134,7 @@ std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose, bool outp
   auto build = [&](int skip, std::vector<Edge>& hard, std::vector<Edge>& soft) {
     hard.clear();
     soft.clear();
-    levelEdges(varsOf(*p.output.node, p.args[0].format), p.args[0].format, -1, hard, soft);
+    outputLevelEdges(varsOf(*p.output.node, p.args[0].format), p.args[0].format, hard, soft);
     for (size_t a = 0; a < p.inputs.size(); a++) {
       const Format& f = p.args[p.inputs[a].arg].format;
       std::vector<Edge> h;

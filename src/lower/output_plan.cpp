@@ -65,6 +65,13 @@ bool upperLevelsDense(const Format& f) {
   return true;
 }
 
+bool rowsInStorageOrder(const Problem& p) {
+  const auto& ov = p.output.levelVars;
+  for (size_t k = 1; k < ov.size(); k++)
+    if (p.depthOf(ov[k - 1]) >= p.depthOf(ov[k])) return false;
+  return true;
+}
+
 std::vector<IndexExpr> sumTerms(const IndexExpr& e) {
   const ExprNode& n = e.node();
   if (n.kind == ExprKind::Add || n.kind == ExprKind::Sub) {
@@ -248,7 +255,7 @@ OutputPlan planOutput(const Problem& p) {
   // is appended only if its reduction meets a stored value.)
   std::vector<std::pair<int, int>> by;
   if (upperDense && of.level(m - 1) == LevelKind::Compressed && of.levelIsUnique(m - 1) && !plan.scatter &&
-      boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {
+      rowsInStorageOrder(p) && boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {
     plan.singlePass = true;
     plan.boundBy = by;
   }

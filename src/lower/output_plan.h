@@ -73,6 +73,10 @@ struct OutputPlan {
 
 /// Every level of f but the last is dense (rows of a CSR-like output are indexable).
 bool upperLevelsDense(const Format& f);
+/// The loops visit the output's levels in storage order (each level's variable deeper
+/// than the one above), so its rows come in storage order: what appending rows one
+/// after another with a single counter needs (one pass, growing rows).
+bool rowsInStorageOrder(const Problem& p);
 
 /// Some operand other than `except` (an index into Problem::inputs, -1 for none) has a
 /// sparse level at an output variable, so the loops skip output coordinates it lacks.

@@ -65,7 +65,7 @@ ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest)
   pp.loop = nest.parallelLoop();
   if (pp.loop < 0) {
     plan.growRows = plan.kind == OutputKind::Workspace && upperLevelsDense(of) &&
-                    plan.workspaceLevel == of.order() - 1;
+                    plan.workspaceLevel == of.order() - 1 && rowsInStorageOrder(p);
     return pp;
   }
   const Loop& l = nest.loops[pp.loop];
@@ -87,7 +87,7 @@ ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest)
     // Workspace rows in one pass: each thread appends its contiguous range of blocks to
     // its own growing arrays, joined in order after the loop (CSR, a block loop).
     plan.growRows = plan.kind == OutputKind::Workspace && of.order() == 2 && plan.workspaceLevel == 1 &&
-                    l.kind == Loop::Kind::Chunk && !l.overPositions;
+                    l.kind == Loop::Kind::Chunk && !l.overPositions && rowsInStorageOrder(p);
     // One pass needs a global append counter, unless rows find their own offsets.
     plan.rowOffsets = plan.singlePass && rowsHaveOffsets(p, plan);
     plan.singlePass = plan.rowOffsets;

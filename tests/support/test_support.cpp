@@ -78,6 +78,56 @@ Assignment bindAssignment(const std::string& expr, const std::vector<Operand>& i
 /// the same output (once for +=, which adds each time) and both the first result and the
 /// last are checked: the second run finds the trimmed first result's arrays, the third
 /// the room the second kept.
+/// Index i of a pos or crd array of the given width.
+int64_t indexAt(const void* a, IndexWidth w, int64_t i) {
+  return w == IndexWidth::W32 ? static_cast<const int32_t*>(a)[i] : static_cast<const int64_t*>(a)[i];
+}
+
+}  // namespace
+
+std::string storageProblem(const TensorBase& t) {
+  const tessel_tensor_t& r = t.raw();
+  const Format& f = t.format();
+  int64_t positions = 1;  // of the level above
+  for (int k = 0; k < f.order(); k++) {
+    const int64_t dim = t.dims()[f.modeOfLevel(k)];
+    const std::string at = t.name() + " level " + std::to_string(k) + ": ";
+    LevelKind kind = f.level(k);
+    if (kind == LevelKind::Dense) {
+      positions *= dim;
+      continue;
+    }
+    int64_t entries = positions;  // a Singleton has one per parent position
+    if (kind != LevelKind::Singleton) {
+      if (!r.pos[k] || r.pos_size[k] != positions + 1) return at + "pos has the wrong size";
+      if (indexAt(r.pos[k], f.posWidth(), 0) != 0) return at + "pos does not start at 0";
+      for (int64_t p = 0; p < positions; p++)
+        if (indexAt(r.pos[k], f.posWidth(), p + 1) < indexAt(r.pos[k], f.posWidth(), p))
+          return at + "pos decreases at " + std::to_string(p);
+      entries = indexAt(r.pos[k], f.posWidth(), positions);
+    }
+    if (r.crd_size[k] != entries) return at + "crd_size differs from pos";
+    for (int64_t q = 0; q < entries; q++) {
+      int64_t c = indexAt(r.crd[k], f.crdWidth(), q);
+      if (c < 0 || c >= dim) return at + "coordinate out of range at " + std::to_string(q);
+    }
+    if (kind == LevelKind::Compressed || kind == LevelKind::CompressedNU)
+      for (int64_t p = 0; p < positions; p++)
+        for (int64_t q = indexAt(r.pos[k], f.posWidth(), p) + 1; q < indexAt(r.pos[k], f.posWidth(), p + 1); q++) {
+          int64_t prev = indexAt(r.crd[k], f.crdWidth(), q - 1), c = indexAt(r.crd[k], f.crdWidth(), q);
+          if (c < prev || (kind == LevelKind::Compressed && c == prev))
+            return at + "coordinates not sorted" + (kind == LevelKind::Compressed ? " and unique" : "") +
+                   " in segment " + std::to_string(p);
+        }
+    positions = entries;
+  }
+  if (r.vals_size != positions) return t.name() + ": vals_size " + std::to_string(r.vals_size) + " for " +
+                                        std::to_string(positions) + " positions";
+  return "";
+}
+
+namespace {
+
 ::testing::AssertionResult runMatches(const Assignment& a, const TensorBase& out, const Schedule& s, int threads,
                                       double tol, const std::string& what) {
   CooData expected = referenceEvaluate(a);
@@ -86,7 +136,7 @@ Assignment bindAssignment(const std::string& expr, const std::vector<Operand>& i
     kernel->run(a, threads);
     if (run == 2) continue;
     std::string why;
-    if (!tensorsClose(expected, out.toCoo(), tol, tol, &why))
+    if (!tensorsClose(expected, out.toCoo(), tol, tol, &why) || !(why = storageProblem(out)).empty())
       return ::testing::AssertionFailure() << what << ", run " << run << ": " << why << "\n" << Kernel::emitC(a, s);
   }
   return ::testing::AssertionSuccess();
@@ -127,7 +177,7 @@ Assignment bindAssignment(const std::string& expr, const std::vector<Operand>& i
     CooData expected = referenceEvaluate(a);
     kernel->run(a, threads);
     std::string why;
-    if (!tensorsClose(expected, out.toCoo(), 1e-9, 1e-9, &why))
+    if (!tensorsClose(expected, out.toCoo(), 1e-9, 1e-9, &why) || !(why = storageProblem(out)).empty())
       return ::testing::AssertionFailure() << expr << " into " << outFormat.str() << ", round " << r << " on "
                                            << threads << " threads: " << why << "\n"
                                            << Kernel::emitC(a, s);

@@ -51,6 +51,9 @@ struct Operand {
 ::testing::AssertionResult matchesReferenceEachRound(
     const std::string& expr, const std::vector<std::vector<Operand>>& rounds, const Format& outFormat, int threads,
     const std::function<void(size_t, const TensorBase&)>& after = {});
+/// What is wrong with t's arrays ("" if nothing): pos sizes and order, coordinates in
+/// range, sorted (and unique, for Compressed) within each segment, sizes that agree.
+std::string storageProblem(const TensorBase& t);
 /// A fresh private directory under the system temp dir ("<prefix>-XXXXXX"); throws on failure.
 std::filesystem::path makeScratchDir(const std::string& prefix);
 /// Remove a scratch directory and everything in it (errors ignored).
