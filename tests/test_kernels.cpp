@@ -126,6 +126,17 @@ TEST(Kernels, SpGEMMSparseOutput) {
         SCOPED_TRACE(std::string("B:") + bf + " C:" + cf + " A:" + of);
         EXPECT_TRUE(matchesReference("A(i,j) = B(i,k) * C(k,j)", {{"B", B, F(bf)}, {"C", C, F(cf)}}, F(of)));
       }
+  // A workspace row is listed by sorting its coordinates when it holds a small share of
+  // the columns, by scanning its marks otherwise: wide products with short rows take
+  // the first way, the small ones above the second. Both, mixed row by row here.
+  auto Bw = rnd({40, 300}, 0.01), Cw = rnd({300, 600}, 0.01);
+  for (int64_t k = 0; k < 300; k += 7) Cw.add({k, 599}, 1.0);  // plus some long rows
+  for (int64_t j = 0; j < 600; j += 2) Cw.add({5, j}, 0.5);
+  for (int threads : {1, 2})
+    EXPECT_TRUE(matchesReferenceScheduled("A(i,j) = B(i,k) * C(k,j)", {{"B", Bw, F("ds")}, {"C", Cw, F("ds")}}, F("ds"),
+                                          [&](const std::vector<IndexVar>&) {
+                                            return threads == 1 ? std::string() : "split(i,i0,i1,4),parallelize(i0)";
+                                          }, threads));
 }
 
 TEST(Kernels, NestedLatticeMixes) {
