@@ -19,7 +19,6 @@ struct TensorArg {
   Format format;      ///< format the kernel reads (may differ from the tensor's: transposed)
   bool isOutput = false;
   bool snapshotOfOutput = false;  ///< `+=`: the output's values before the kernel runs
-  bool converted() const { return !isOutput && !snapshotOfOutput && !(format == tensor->format); }
 };
 
 /// One access B(i,j) of an argument, with the variable of each level (storage order).
