@@ -28,25 +28,14 @@ bool isPrefetchHint(const Stmt& s) {
   return true;
 }
 
-bool hasBreak(const Stmt& s) {
-  if (!s) return false;
-  if (s->op == StmtOp::Break) return true;
-  for (const Stmt& c : s->body)
-    if (hasBreak(c)) return true;
-  for (const Stmt& c : s->elseBody)
-    if (hasBreak(c)) return true;
-  return false;
-}
-
-bool mentionsAny(const Stmt& s, const std::set<std::string>& names) {
-  if (!s) return false;
-  for (const Expr& a : s->args)
-    if (ir::mentionsAny(a, names)) return true;
-  for (const Stmt& c : s->body)
-    if (mentionsAny(c, names)) return true;
-  for (const Stmt& c : s->elseBody)
-    if (mentionsAny(c, names)) return true;
-  return false;
+/// Whether s breaks out of a loop, or reads any of `names`.
+bool breaksOrReads(const Stmt& s, const std::set<std::string>& names) {
+  return anyStmt(s, [&](const Stmt& t) {
+    if (t->op == StmtOp::Break) return true;
+    for (const Expr& a : t->args)
+      if (mentionsAny(a, names)) return true;
+    return false;
+  });
 }
 
 /// An inner bound: g, or g clamped by `clamp` (Max for begins, Min for ends) with a
@@ -87,7 +76,7 @@ Stmt collapse(const Stmt& outer) {
     defs[v->name] = rename(stmts[k]->args[1], defs);
   }
   const Stmt& body = inner->body[0];
-  if (mentionsAny(body, perP) || hasBreak(body)) return nullptr;
+  if (breaksOrReads(body, perP)) return nullptr;
   auto begin = splitBound(rename(inner->args[1], defs), ExprOp::Max, p, perP);
   auto end = splitBound(rename(inner->args[2], defs), ExprOp::Min, p, perP);
   if (!begin || !end || !childrenOf(begin->g, end->g, outer->args[0])) return nullptr;

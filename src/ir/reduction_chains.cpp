@@ -185,16 +185,14 @@ class ChainSplitter {
   }
 
   /// `P = (cast)T->pos[k]`: the kernel's pos arrays, by name.
-  void findPosArrays(const Stmt& s) {
-    if (!s) return;
-    if (s->op == StmtOp::Decl && s->args.size() >= 2 && s->args[1]) {
+  void findPosArrays(const Stmt& root) {
+    forEachStmt(root, [&](const Stmt& s) {
+      if (s->op != StmtOp::Decl || s->args.size() < 2 || !s->args[1]) return;
       Expr init = s->args[1]->op == ExprOp::Cast ? s->args[1]->args[0] : s->args[1];
       const std::string& f = init->name;
       if (init->op == ExprOp::Field && f.rfind("pos[", 0) == 0 && f.back() == ']')
         posLevels_[s->args[0]->name] = PosLevel{init->args[0], f.substr(4, f.size() - 5), nullptr, nullptr};
-    }
-    for (const Stmt& c : s->body) findPosArrays(c);
-    for (const Stmt& c : s->elseBody) findPosArrays(c);
+    });
   }
 
   struct PosLevel {

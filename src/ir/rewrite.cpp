@@ -32,6 +32,32 @@ Expr rename(const Expr& e, const std::map<std::string, Expr>& to) {
   return n;
 }
 
+void forEachStmt(const Stmt& s, const std::function<void(const Stmt&)>& f) {
+  if (!s) return;
+  f(s);
+  for (const Stmt& c : s->body) forEachStmt(c, f);
+  for (const Stmt& c : s->elseBody) forEachStmt(c, f);
+}
+
+bool anyStmt(const Stmt& s, const std::function<bool(const Stmt&)>& pred) {
+  if (!s) return false;
+  if (pred(s)) return true;
+  for (const Stmt& c : s->body)
+    if (anyStmt(c, pred)) return true;
+  for (const Stmt& c : s->elseBody)
+    if (anyStmt(c, pred)) return true;
+  return false;
+}
+
+Stmt renameIn(const Stmt& s, const std::map<std::string, Expr>& to) {
+  if (!s) return s;
+  auto n = std::make_shared<StmtNode>(*s);
+  for (Expr& a : n->args) a = rename(a, to);
+  for (Stmt& c : n->body) c = renameIn(c, to);
+  for (Stmt& c : n->elseBody) c = renameIn(c, to);
+  return n;
+}
+
 std::vector<Stmt> statementsOf(const Stmt& body) {
   return body->op == StmtOp::Block ? body->body : std::vector<Stmt>{body};
 }

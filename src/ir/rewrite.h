@@ -2,6 +2,7 @@
 // variables, and fresh names that no statement of a function uses yet.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <set>
 #include <string>
@@ -19,6 +20,13 @@ bool mentionsAny(const Expr& e, const std::set<std::string>& names);
 bool hasCall(const Expr& e);
 /// e with variables replaced by name.
 Expr rename(const Expr& e, const std::map<std::string, Expr>& to);
+/// Calls f on s and on every statement nested in it, outer first, bodies before else
+/// bodies (the order the statements appear in the C code).
+void forEachStmt(const Stmt& s, const std::function<void(const Stmt&)>& f);
+/// Whether s or a statement nested in it satisfies pred.
+bool anyStmt(const Stmt& s, const std::function<bool(const Stmt&)>& pred);
+/// s with rename() applied to every expression in it.
+Stmt renameIn(const Stmt& s, const std::map<std::string, Expr>& to);
 /// The statements of a loop body: a block's list, or the one statement.
 std::vector<Stmt> statementsOf(const Stmt& body);
 /// `decl x = e` with e free of calls: safe to repeat or drop.

@@ -18,44 +18,34 @@ namespace {
 
 constexpr size_t kMaxFlags = 2;
 
-void declaredIn(const Stmt& s, std::set<std::string>& names) {
-  if (!s) return;
-  if ((s->op == StmtOp::Decl || s->op == StmtOp::Assign) && s->args[0]->op == ExprOp::Var)
-    names.insert(s->args[0]->name);
-  for (const Stmt& c : s->body) declaredIn(c, names);
-  for (const Stmt& c : s->elseBody) declaredIn(c, names);
+/// Variables s declares or assigns.
+std::set<std::string> declaredIn(const Stmt& s) {
+  std::set<std::string> names;
+  forEachStmt(s, [&](const Stmt& t) {
+    if ((t->op == StmtOp::Decl || t->op == StmtOp::Assign) && t->args[0]->op == ExprOp::Var)
+      names.insert(t->args[0]->name);
+  });
+  return names;
 }
 
 /// The boolean variables that whole `if` conditions in s test, in order of first use.
-void testedFlags(const Stmt& s, std::vector<std::string>& flags) {
-  if (!s) return;
-  if (s->op == StmtOp::If) {
-    const Expr& c = s->args[0];
+std::vector<std::string> testedFlags(const Stmt& s) {
+  std::vector<std::string> flags;
+  forEachStmt(s, [&](const Stmt& t) {
+    if (t->op != StmtOp::If) return;
+    const Expr& c = t->args[0];
     if (c->op == ExprOp::Var && !c->type.pointer && c->type.elem == Datatype::Bool &&
         std::find(flags.begin(), flags.end(), c->name) == flags.end())
       flags.push_back(c->name);
-  }
-  for (const Stmt& c : s->body) testedFlags(c, flags);
-  for (const Stmt& c : s->elseBody) testedFlags(c, flags);
-}
-
-Stmt substitute(const Stmt& s, const std::map<std::string, Expr>& to) {
-  if (!s) return s;
-  auto n = std::make_shared<StmtNode>(*s);
-  for (Expr& a : n->args) a = rename(a, to);
-  for (Stmt& c : n->body) c = substitute(c, to);
-  for (Stmt& c : n->elseBody) c = substitute(c, to);
-  return n;
+  });
+  return flags;
 }
 
 /// Flags the loop tests that keep their value through it (declared and assigned outside).
 std::vector<Expr> invariantFlags(const Stmt& loop) {
-  std::vector<std::string> tested;
-  testedFlags(loop, tested);
-  std::set<std::string> local;
-  declaredIn(loop, local);
+  std::set<std::string> local = declaredIn(loop);
   std::vector<Expr> flags;
-  for (const std::string& f : tested)
+  for (const std::string& f : testedFlags(loop))
     if (!local.count(f) && flags.size() < kMaxFlags) flags.push_back(var(f, scalar(Datatype::Bool)));
   return flags;
 }
@@ -63,7 +53,7 @@ std::vector<Expr> invariantFlags(const Stmt& loop) {
 /// One copy of `loop` per value of flags[k..]: nested ifs, the flags replaced by
 /// constants (the caller's simplify then drops the dead branches).
 Stmt copies(const Stmt& loop, const std::vector<Expr>& flags, size_t k, std::map<std::string, Expr>& values) {
-  if (k == flags.size()) return substitute(loop, values);
+  if (k == flags.size()) return renameIn(loop, values);
   values[flags[k]->name] = intImm(1, scalar(Datatype::Bool));
   Stmt yes = copies(loop, flags, k + 1, values);
   values[flags[k]->name] = intImm(0, scalar(Datatype::Bool));

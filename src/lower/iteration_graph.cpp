@@ -21,32 +21,22 @@ struct Edge {
   int access;  ///< -1: output, else index into inputs
 };
 
+/// A level without random access (Compressed, Singleton) needs every level above it
+/// bound first (hard edges); a dense level only prefers its storage order (soft edge).
+/// The output (access -1) is appended in order, so below its first level without random
+/// access its dense levels need the levels above bound first too: their positions hang
+/// off the appended position above.
 void levelEdges(const std::vector<IndexVar>& vs, const Format& f, int access,
                 std::vector<Edge>& hard, std::vector<Edge>& soft) {
+  bool appended = false;
   for (int k = 0; k < f.order(); k++) {
     bool randomAccess = f.level(k) == LevelKind::Dense;
-    if (randomAccess) {
+    appended = appended || (!randomAccess && access < 0);
+    if (randomAccess && !appended) {
       if (k > 0) soft.push_back({vs[k - 1], vs[k], access});
       continue;
     }
     for (int j = 0; j < k; j++) hard.push_back({vs[j], vs[k], access});
-  }
-}
-
-/// The output's edges: its levels are appended in order, so below its first level
-/// without random access every level needs all the levels above it bound first, dense
-/// ones too (a dense level's positions hang off its parent's appended position). Above
-/// that first level, dense levels only prefer their storage order.
-void outputLevelEdges(const std::vector<IndexVar>& vs, const Format& f, std::vector<Edge>& hard,
-                      std::vector<Edge>& soft) {
-  bool appended = false;
-  for (int k = 0; k < f.order(); k++) {
-    appended = appended || f.level(k) != LevelKind::Dense;
-    if (appended) {
-      for (int j = 0; j < k; j++) hard.push_back({vs[j], vs[k], -1});
-    } else if (k > 0) {
-      soft.push_back({vs[k - 1], vs[k], -1});
-    }
   }
 }
 
@@ -134,7 +124,7 @@ std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose, bool outp
   auto build = [&](int skip, std::vector<Edge>& hard, std::vector<Edge>& soft) {
     hard.clear();
     soft.clear();
-    outputLevelEdges(varsOf(*p.output.node, p.args[0].format), p.args[0].format, hard, soft);
+    levelEdges(varsOf(*p.output.node, p.args[0].format), p.args[0].format, -1, hard, soft);
     for (size_t a = 0; a < p.inputs.size(); a++) {
       const Format& f = p.args[p.inputs[a].arg].format;
       std::vector<Edge> h;
