@@ -4,9 +4,9 @@
 // each thread count in {1, 2}: tessel's generated kernel (Kernel::compile with
 // defaultParallelSchedule(a, t) when t > 1, run(a, t)) against Eigen, SuiteSparse:
 // GraphBLAS, PETSc and hand-written C loops (bench/peers/). Every system runs once as a
-// warm-up, its result is verified against tessel's (MISMATCH is printed loudly), then the
-// systems are timed round robin (the starting system rotates each repetition) and the
-// medians reported. The STREAM triad is measured in the same run at 1 and 2 threads.
+// warm-up, its result is verified against tessel's (MISMATCH is printed loudly), then all
+// systems at all thread counts are timed round robin (the starting one rotates each
+// repetition) and the medians reported. The STREAM triad is measured in the same run at 1 and 2 threads.
 //
 //   bench_kernels [--quick] [--kernels spmv,spmm,...] [--threads 1,2] [--peers eigen,graphblas,petsc,hand] [-o CSV]
 //                 [--md TABLE.md] [--svg CHART.svg]
@@ -270,13 +270,14 @@ struct Timed {
   size_t reps = 0;  // set from the first timed run (repsFor)
 };
 
-/// About 0.6 s of each system per case, 5 to 101 repetitions: short kernels get many,
-/// spread over the round robin, because this shared VM's noise comes in bursts of tens
-/// of milliseconds that 21 back-to-back sub-millisecond runs can fall inside.
+/// About 0.6 s of each system per case and thread count, 5 to 2001 repetitions: short
+/// kernels get many, spread over the round robin, because this shared VM's noise comes in
+/// bursts of tens of milliseconds. 101 runs of a 25 us SpMV spanned about 10 ms of a
+/// round robin, so one burst could cover a whole cell; 2001 span about 200 ms.
 int repsFor(double oneRun, bool quick) {
   if (quick) return 5;
   int r = static_cast<int>(0.6 / std::max(oneRun, 1e-6));
-  return std::clamp(r, 5, 101);
+  return std::clamp(r, 5, 2001);
 }
 
 struct Case {
@@ -289,11 +290,183 @@ struct Case {
   bool denseOut;
 };
 
-void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std::string, double>& reuse1) {
+using Peers = std::vector<std::pair<std::string, std::unique_ptr<PeerRun>>>;
+
+/// One thread count of a case: the systems' timed runs and what their cells report.
+struct ThreadRuns {
+  int t = 1;
+  std::vector<Timed> timed;  // tessel's first when it compiled
+  std::shared_ptr<tessel::Kernel> kern;
+  std::string tesselNote, tesselErr;
+  std::vector<double> walls;  // tessel's run() wall times
+  std::map<std::string, std::string> status, notes;
+};
+
+/// Compiles tessel's kernel for t threads and runs every system once (warm-up), checking
+/// each result against tessel's.
+std::unique_ptr<ThreadRuns> prepareThreads(Case& c, int t, Peers& peers) {
   const char* kname = kernelName(c.kind);
   const tessel::Assignment& a = c.out.assignment();
+  auto tr = std::make_unique<ThreadRuns>();
+  ThreadRuns& r = *tr;
+  r.t = t;
+  try {
+    tessel::Schedule s = t > 1 ? tessel::defaultParallelSchedule(a, t) : tessel::Schedule{};
+    if (t > 1) r.tesselNote = s.empty() ? "no parallel schedule: runs on 1 thread" : "schedule " + s.str();
+    r.kern = tessel::Kernel::compile(a, s);
+  } catch (const std::exception& e) {
+    r.tesselErr = std::string("error: ") + e.what();
+    std::fprintf(stderr, "  tessel (%d threads): %s\n", t, e.what());
+  }
+  Result ref;
+  bool haveRef = false;
+  if (r.kern) {
+    bool dense = c.denseOut;
+    tessel::Kernel* kern = r.kern.get();
+    std::vector<double>* walls = &r.walls;
+    r.timed.push_back({"tessel", [] {},
+                       [kern, walls, &a, dense, t] {
+                         auto t0 = Clock::now();
+                         tessel::RunTimes rt = kern->run(a, t);
+                         walls->push_back(seconds(t0));
+                         return dense ? rt.computeSeconds : rt.assembleSeconds + rt.computeSeconds;
+                       },
+                       {}});
+    r.timed.back().run();  // warm-up
+    r.walls.clear();
+    ref = tesselResult(c.out);
+    haveRef = true;
+  }
+  for (auto& [name, p] : peers) {
+    r.notes[name] = p->note;
+    if (t > p->maxThreads) {
+      r.status[name] = "1 thread";  // the 1-thread median is reused
+      continue;
+    }
+    PeerRun* pr = p.get();
+    p->setThreads(t);
+    try {
+      pr->run();  // warm-up
+      Result got = pr->result();
+      std::string err;
+      if (haveRef) {
+        err = compare(ref, got);
+      } else if (name == "hand") {
+        ref = got;  // no tessel result: the others are checked against the hand loop
+        normalize(ref);
+        haveRef = true;
+      }
+      if (!err.empty())
+        std::fprintf(stderr, "  *** MISMATCH *** %s %s %d threads: %s vs tessel: %s\n", kname, c.input.c_str(), t,
+                     name.c_str(), err.c_str());
+      r.status[name] = err.empty() ? "ok" : "MISMATCH";
+    } catch (const std::exception& e) {
+      r.status[name] = std::string("error: ") + e.what();
+      std::fprintf(stderr, "  %s: %s\n", name.c_str(), e.what());
+      continue;
+    }
+    r.timed.push_back({name, [pr, t] { pr->setThreads(t); },
+                       [pr] {
+                         auto t0 = Clock::now();
+                         pr->run();
+                         return seconds(t0);
+                       },
+                       {}});
+  }
+  return tr;
+}
+
+/// Times all systems at all thread counts together: a first timed round fixes each one's
+/// repetition count (a slow peer no longer limits a fast system's), then round robin over
+/// those still repeating, the starting one rotating. The 1- and 2-thread runs interleave
+/// so that a speedup compares runs on the same machine state: this VM's speed drifts over
+/// minutes, and 1- and 2-thread cells timed one after the other gave the same SpMV code a
+/// 2-thread speedup of 1.4 in one minute and 1.9 in the next on the smallest matrices.
+void timeRoundRobin(std::vector<Timed*> all, bool quick) {
+  size_t rounds = 0;
+  for (Timed* s : all) {
+    s->prepare();
+    s->times.push_back(s->run());
+    s->reps = static_cast<size_t>(repsFor(s->times[0], quick));
+    rounds = std::max(rounds, s->reps);
+  }
+  for (size_t r = 1; r < rounds; r++)
+    for (size_t q = 0; q < all.size(); q++) {
+      Timed& s = *all[(q + r) % all.size()];
+      if (s.times.size() >= s.reps) continue;
+      s.prepare();
+      s.times.push_back(s.run());
+    }
+}
+
+/// The cells of one thread count; peers without threads repeat their 1-thread time
+/// (from reuse1, filled by the 1-thread cells).
+std::vector<Cell> cellsOf(const Case& c, const ThreadRuns& r, const std::map<std::string, std::string>& absent,
+                          std::map<std::string, double>& reuse1) {
+  const char* kname = kernelName(c.kind);
+  auto base = [&](const std::string& sys) {
+    Cell cl;
+    cl.kernel = kname;
+    cl.input = c.input;
+    cl.rows = c.rows;
+    cl.cols = c.cols;
+    cl.nnz = c.nnz;
+    cl.threads = r.t;
+    cl.system = sys;
+    cl.bytes = c.bytes;
+    return cl;
+  };
+  std::vector<Cell> row;
+  Cell tc = base("tessel");
+  if (r.kern) {
+    tc.median = median(r.timed[0].times);
+    tc.min = *std::min_element(r.timed[0].times.begin(), r.timed[0].times.end());
+    tc.wall = median(r.walls);
+    tc.status = "ok";
+    tc.note = r.tesselNote;
+  } else {
+    tc.status = r.tesselErr;
+  }
+  row.push_back(tc);
+  for (const std::string& sys : kPeers) {
+    Cell cl = base(sys);
+    if (absent.count(sys)) {
+      cl.status = absent.at(sys);
+    } else {
+      cl.status = r.status.count(sys) ? r.status.at(sys) : "n/a";
+      cl.note = r.notes.count(sys) ? r.notes.at(sys) : "";
+      for (auto& s : r.timed)
+        if (s.name == sys) {
+          cl.median = cl.wall = median(s.times);
+          cl.min = *std::min_element(s.times.begin(), s.times.end());
+        }
+      std::string key = std::string(kname) + "/" + c.input + "/" + sys;
+      if (r.t == 1) reuse1[key] = cl.median, reuse1[key + "/min"] = cl.min;
+      if (cl.status == "1 thread") {
+        cl.median = cl.wall = reuse1.count(key) ? reuse1[key] : NAN;
+        cl.min = reuse1.count(key + "/min") ? reuse1[key + "/min"] : NAN;
+        cl.note = "single-threaded: 1-thread time";
+        cl.status = "ok";
+      }
+    }
+    row.push_back(cl);
+  }
+  std::fprintf(stderr, "%-8s %-16s t=%d", kname, c.input.c_str(), r.t);
+  for (auto& cl : row) {
+    if (cl.status == "ok")
+      std::fprintf(stderr, "  %s %s ms", cl.system.c_str(), fmtTime(cl.median).c_str());
+    else if (cl.status == "MISMATCH")
+      std::fprintf(stderr, "  %s MISMATCH(%s ms)", cl.system.c_str(), fmtTime(cl.median).c_str());
+    else if (cl.status != "n/a")
+      std::fprintf(stderr, "  %s [%s]", cl.system.c_str(), cl.status.c_str());
+  }
+  std::fprintf(stderr, "  (%zu reps)\n", r.timed.empty() ? size_t{0} : r.timed[0].times.size());
+  return row;
+}
+
+void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std::string, double>& reuse1) {
   // Peers are prepared once per case (their setup is not timed).
-  std::vector<std::pair<std::string, std::unique_ptr<PeerRun>>> peers;
+  Peers peers;
   std::map<std::string, std::string> absent;  // system -> status
   auto add = [&](const std::string& name, bool installed, auto make) {
     if (!opt.peers.count(name)) {
@@ -320,158 +493,17 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
   add("petsc", petsc::installed(), petsc::make);
   add("hand", true, hand::make);
 
-  for (int t : opt.threads) {
-    std::vector<Cell> row;
-    auto base = [&](const std::string& sys) {
-      Cell cl;
-      cl.kernel = kname;
-      cl.input = c.input;
-      cl.rows = c.rows;
-      cl.cols = c.cols;
-      cl.nnz = c.nnz;
-      cl.threads = t;
-      cl.system = sys;
-      cl.bytes = c.bytes;
-      return cl;
-    };
-    // tessel
-    std::vector<Timed> timed;
-    std::shared_ptr<tessel::Kernel> kern;
-    std::string tesselNote, tesselErr;
-    double tesselWall = 0;
-    std::vector<double> walls;
-    try {
-      tessel::Schedule s = t > 1 ? tessel::defaultParallelSchedule(a, t) : tessel::Schedule{};
-      if (t > 1) tesselNote = s.empty() ? "no parallel schedule: runs on 1 thread" : "schedule " + s.str();
-      kern = tessel::Kernel::compile(a, s);
-    } catch (const std::exception& e) {
-      tesselErr = std::string("error: ") + e.what();
-      std::fprintf(stderr, "  tessel (%d threads): %s\n", t, e.what());
-    }
-    Result ref;
-    bool haveRef = false;
-    if (kern) {
-      bool dense = c.denseOut;
-      timed.push_back({"tessel", [] {},
-                       [&, dense, t] {
-                         auto t0 = Clock::now();
-                         tessel::RunTimes rt = kern->run(a, t);
-                         walls.push_back(seconds(t0));
-                         return dense ? rt.computeSeconds : rt.assembleSeconds + rt.computeSeconds;
-                       },
-                       {}});
-      timed.back().run();  // warm-up
-      walls.clear();
-      ref = tesselResult(c.out);
-      haveRef = true;
-    }
-    std::map<std::string, std::string> status, notes;
-    for (auto& [name, p] : peers) {
-      notes[name] = p->note;
-      if (t > p->maxThreads) {
-        status[name] = "1 thread";  // reuse the 1-thread median below
-        continue;
-      }
-      PeerRun* pr = p.get();
-      p->setThreads(t);
-      double w0 = 0;
-      try {
-        auto t0 = Clock::now();
-        pr->run();  // warm-up
-        w0 = seconds(t0);
-        (void)w0;
-        Result got = pr->result();
-        std::string err;
-        if (haveRef) {
-          err = compare(ref, got);
-        } else if (name == "hand") {
-          ref = got;  // no tessel result: the others are checked against the hand loop
-          normalize(ref);
-          haveRef = true;
-        }
-        if (!err.empty()) {
-          std::fprintf(stderr, "  *** MISMATCH *** %s %s %d threads: %s vs tessel: %s\n", kname, c.input.c_str(), t,
-                       name.c_str(), err.c_str());
-          status[name] = "MISMATCH";
-        } else {
-          status[name] = "ok";
-        }
-      } catch (const std::exception& e) {
-        status[name] = std::string("error: ") + e.what();
-        std::fprintf(stderr, "  %s: %s\n", name.c_str(), e.what());
-        continue;
-      }
-      timed.push_back({name, [pr, t] { pr->setThreads(t); },
-                       [pr] {
-                         auto t0 = Clock::now();
-                         pr->run();
-                         return seconds(t0);
-                       },
-                       {}});
-    }
-    // Repetitions: a first timed round fixes each system's count (a slow peer no longer
-    // limits a fast system's), then round robin over the systems still repeating.
-    size_t rounds = 0;
-    for (auto& s : timed) {
-      s.prepare();
-      s.times.push_back(s.run());
-      s.reps = static_cast<size_t>(repsFor(s.times[0], opt.quick));
-      rounds = std::max(rounds, s.reps);
-    }
-    for (size_t r = 1; r < rounds; r++)
-      for (size_t q = 0; q < timed.size(); q++) {
-        Timed& s = timed[(q + r) % timed.size()];
-        if (s.times.size() >= s.reps) continue;
-        s.prepare();
-        s.times.push_back(s.run());
-      }
-    // Cells
-    Cell tc = base("tessel");
-    if (kern) {
-      tc.median = median(timed[0].times);
-      tc.min = *std::min_element(timed[0].times.begin(), timed[0].times.end());
-      tc.wall = median(walls);
-      tc.status = "ok";
-      tc.note = tesselNote;
-    } else {
-      tc.status = tesselErr;
-    }
-    row.push_back(tc);
-    for (const std::string& sys : kPeers) {
-      Cell cl = base(sys);
-      if (absent.count(sys)) {
-        cl.status = absent[sys];
-      } else {
-        cl.status = status[sys];
-        cl.note = notes[sys];
-        for (auto& s : timed)
-          if (s.name == sys) {
-            cl.median = cl.wall = median(s.times);
-            cl.min = *std::min_element(s.times.begin(), s.times.end());
-          }
-        std::string key = std::string(kname) + "/" + c.input + "/" + sys;
-        if (t == 1) reuse1[key] = cl.median, reuse1[key + "/min"] = cl.min;
-        if (cl.status == "1 thread") {
-          cl.median = cl.wall = reuse1.count(key) ? reuse1[key] : NAN;
-          cl.min = reuse1.count(key + "/min") ? reuse1[key + "/min"] : NAN;
-          cl.note = "single-threaded: 1-thread time";
-          cl.status = "ok";
-        }
-      }
-      row.push_back(cl);
-    }
-    std::fprintf(stderr, "%-8s %-16s t=%d", kname, c.input.c_str(), t);
-    for (auto& cl : row) {
-      if (cl.status == "ok")
-        std::fprintf(stderr, "  %s %s ms", cl.system.c_str(), fmtTime(cl.median).c_str());
-      else if (cl.status == "MISMATCH")
-        std::fprintf(stderr, "  %s MISMATCH(%s ms)", cl.system.c_str(), fmtTime(cl.median).c_str());
-      else if (cl.status == "n/a")
-        continue;
-      else
-        std::fprintf(stderr, "  %s [%s]", cl.system.c_str(), cl.status.c_str());
-    }
-    std::fprintf(stderr, "  (%zu reps)\n", timed.empty() ? size_t{0} : timed[0].times.size());
+  std::vector<int> threads = opt.threads;
+  std::sort(threads.begin(), threads.end());  // 1-thread cells first (reuse1)
+  std::vector<std::unique_ptr<ThreadRuns>> runs;
+  std::vector<Timed*> all;
+  for (int t : threads) {
+    runs.push_back(prepareThreads(c, t, peers));
+    for (Timed& s : runs.back()->timed) all.push_back(&s);
+  }
+  timeRoundRobin(all, opt.quick);
+  for (const auto& r : runs) {
+    std::vector<Cell> row = cellsOf(c, *r, absent, reuse1);
     cells.insert(cells.end(), row.begin(), row.end());
   }
 }

@@ -45,8 +45,9 @@ kernels_section() {
   echo "call, output allocation included; GraphBLAS calls end"
   echo "with \`GrB_*_wait\`. Every system runs once as a warm-up, its result is checked against"
   echo "tessel's (relative tolerance 1e-9; sparse outputs: same pattern and values; **MISMATCH** marks"
-  echo "a failure), then all systems are timed round robin (the first system rotates each"
-  echo "repetition); medians of 5 to 101 repetitions, each system's count set by its own first"
+  echo "a failure), then all systems at both thread counts are timed together, round robin (the"
+  echo "first system rotates each repetition), so that a 2-thread speedup compares runs made in the"
+  echo "same seconds; medians of 5 to 2001 repetitions, each system's count set by its own first"
   echo "time (about 0.6 s of it per cell), so a slow peer does not cut a fast system's repetitions."
   echo "CSV: \`bench/results/kernels.csv\`."
   echo
