@@ -10,7 +10,8 @@ namespace tessel {
 
 namespace {
 
-/// Walks an assignment's facts into a sink: word(uint64_t) and format(const Format&).
+/// Walks an assignment's facts into a sink: word(uint64_t), format(const Format&), and
+/// access(const ExprNode&) for each access, rhsBegins() between the lhs and the rhs.
 template <typename Sink>
 void walkExpr(const IndexExpr& e, Sink& sink) {
   if (!e.defined()) {
@@ -22,6 +23,7 @@ void walkExpr(const IndexExpr& e, Sink& sink) {
   switch (n.kind) {
     case ExprKind::Access: {
       const TensorImpl* t = n.tensor.get();
+      sink.access(n);
       sink.word(reinterpret_cast<uintptr_t>(t));
       if (t) {
         sink.word(static_cast<uint64_t>(t->type));
@@ -53,6 +55,7 @@ template <typename Sink>
 void walkAssignment(const Assignment& a, Sink& sink) {
   sink.word(a.accumulate ? 1 : 0);
   walkExpr(a.lhs, sink);
+  sink.rhsBegins();
   walkExpr(a.rhs, sink);
 }
 
@@ -61,15 +64,24 @@ struct Recorder {
   std::vector<Format>& formats;
   void word(uint64_t w) { words.push_back(w); }
   void format(const Format& f) { formats.push_back(f); }
+  void access(const ExprNode&) {}
+  void rhsBegins() {}
 };
 
+/// Compares with recorded facts and lists the rhs accesses on the way (in rhsAccesses
+/// order: the caller's slots are filled from them without a second walk).
 struct Matcher {
   const std::vector<uint64_t>& words;
   const std::vector<Format>& formats;
+  std::vector<const ExprNode*>& accesses;
   size_t w = 0, f = 0;
-  bool same = true;
+  bool same = true, inRhs = false;
   void word(uint64_t x) { same = same && w < words.size() && words[w++] == x; }
   void format(const Format& x) { same = same && f < formats.size() && formats[f++] == x; }
+  void access(const ExprNode& n) {
+    if (inRhs) accesses.push_back(&n);
+  }
+  void rhsBegins() { inRhs = true; }
 };
 
 /// The analysis' slots for `a`, checked against the compiled ones.
@@ -105,8 +117,9 @@ AssignmentFacts::AssignmentFacts(const Assignment& a) {
   walkAssignment(a, r);
 }
 
-bool AssignmentFacts::matches(const Assignment& a) const {
-  Matcher m{words_, formats_};
+bool AssignmentFacts::matches(const Assignment& a, std::vector<const ExprNode*>& rhs) const {
+  rhs.clear();
+  Matcher m{words_, formats_, rhs};
   walkAssignment(a, m);
   return m.same && m.w == words_.size() && m.f == formats_.size();
 }
@@ -117,15 +130,16 @@ BoundSlots SlotPlanCache::bind(const Assignment& a, const std::vector<lower::Ten
     std::lock_guard<std::mutex> lock(mutex_);
     entry = last_;
   }
-  if (!entry || !entry->facts.matches(a)) {
+  std::vector<const ExprNode*> accesses;
+  if (!entry || !entry->facts.matches(a, accesses)) {
     auto fresh = std::make_shared<Entry>(Entry{AssignmentFacts(a), std::make_shared<SlotPlan>(planSlots(a, compiled))});
     std::lock_guard<std::mutex> lock(mutex_);
     last_ = fresh;
     entry = std::move(fresh);
+    accesses = rhsAccesses(a);
   }
   const SlotPlan& plan = *entry->plan;
   BoundSlots b{entry->plan, std::vector<std::shared_ptr<TensorImpl>>(plan.slots.size())};
-  std::vector<const ExprNode*> accesses = rhsAccesses(a);
   for (size_t s = 0; s < plan.slots.size(); s++) {
     int k = plan.sourceOfSlot[s];
     if (plan.slots[s].isOutput) b.tensors[s] = a.lhsNode().tensor;

@@ -22,8 +22,9 @@ namespace tessel {
 class AssignmentFacts {
  public:
   explicit AssignmentFacts(const Assignment& a);
-  /// The same facts, by walking `a` (no allocation).
-  bool matches(const Assignment& a) const;
+  /// The same facts, by walking `a`; `rhs` gets `a`'s rhs accesses in rhsAccesses order
+  /// (the walk the binding needs anyway).
+  bool matches(const Assignment& a, std::vector<const ExprNode*>& rhs) const;
 
  private:
   std::vector<uint64_t> words_;
