@@ -343,6 +343,61 @@ TEST(Kernels, EachRunBindsTheTensorsItIsGiven) {
   EXPECT_TRUE(input.expired());
 }
 
+/// A sparse `+=` reads the output's old entries from its own arrays (moved aside, not
+/// copied) and next time writes into the arrays it read. Across runs the added tensor
+/// changes: a few entries, many more (the kept arrays are too small), none, a pattern
+/// unlike the last. Two stages (a sum on the right) also keep their temporary; a second
+/// output of other dimensions gets one of its own. Under TESSEL_POISON reused arrays
+/// start as garbage, so every result must still match the reference.
+TEST(Kernels, RepeatedSparseAccumulateReusesItsArrays) {
+  IndexVar i("i"), j("j"), k("k");
+  CooData none;
+  none.dims = {40, 30};
+  std::vector<CooData> adds = {rnd({40, 30}, 0.02), rnd({40, 30}, 0.6), none, rnd({40, 30}, 0.3)};
+  auto check = [](const Assignment& a, const CooData& expected, const std::string& what) {
+    std::string why;
+    EXPECT_TRUE(tensorsClose(expected, TensorBase(a.lhsNode().tensor).toCoo(), 1e-12, 1e-12, &why)) << what << ": " << why;
+  };
+  for (auto of : {"ds", "ss"}) {
+    SCOPED_TRACE(of);
+    TensorBase Y = makeTensor("Y", rnd({40, 30}, 0.05), F(of)), B = makeTensor("B", adds[0], F("ds"));
+    Assignment a = makeAssignment(Y(i, j), B(i, j), true);
+    auto kernel = Kernel::compile(a);
+    for (size_t r = 0; r < 2 * adds.size(); r++) {
+      B.setFromCoo(adds[r % adds.size()]);
+      CooData expected = referenceEvaluate(a);
+      kernel->run(a, r % 2 ? 2 : 1);
+      check(a, expected, "run " + std::to_string(r));
+    }
+    // Same inputs again: the output's arrays alternate between two sets.
+    ASSERT_TRUE(Y.impl()->storage.spare);
+    std::vector<const void*> vals;
+    for (int r = 0; r < 7; r++) {
+      CooData expected = referenceEvaluate(a);
+      kernel->run(a, 1);
+      check(a, expected, "steady run " + std::to_string(r));
+      vals.push_back(Y.raw().vals);
+    }
+    EXPECT_EQ(vals[6], vals[4]);
+    EXPECT_NE(vals[6], vals[5]);
+    const Storage& kept = *Y.impl()->storage.spare;  // what the last run read: the next one's arrays
+    EXPECT_EQ(kept.raw.vals, vals[5]);
+  }
+  TensorBase C = makeTensor("C", rnd({30, 30}, 0.2), F("ds"));
+  TensorBase Y = makeTensor("Y", rnd({40, 30}, 0.05), F("ds")), B = makeTensor("B", adds[0], F("ds"));
+  TensorBase Y2 = makeTensor("Y", rnd({25, 30}, 0.1), F("ds")), B2 = makeTensor("B", rnd({25, 30}, 0.2), F("ds"));
+  Assignment a = makeAssignment(Y(i, j), B(i, k) * C(k, j), true);
+  Assignment a2 = makeAssignment(Y2(i, j), B2(i, k) * C(k, j), true);
+  auto kernel = Kernel::compile(a);
+  for (size_t r = 0; r < 2 * adds.size(); r++) {
+    B.setFromCoo(adds[r % adds.size()]);
+    const Assignment& run = r % 3 == 2 ? a2 : a;
+    CooData expected = referenceEvaluate(run);
+    kernel->run(run, r % 2 ? 2 : 1);
+    check(run, expected, "two stages, run " + std::to_string(r));
+  }
+}
+
 /// A sparse output is appended level by level, so the loops must reach its levels in
 /// storage order even when an operand prefers another (found by checking the outputs'
 /// arrays, not just their entries: both gave the right entries in an invalid layout).

@@ -118,21 +118,25 @@ TEST(ScheduleErrors, PrecomputeBoundUnrollSizes) {
   EXPECT_EQ(A.toCoo().nnz(), 0);
   EXPECT_NO_THROW(Kernel::compile(b.a, parseSchedule("bound(j,jb,8,upper_bound)", b.a))->run(b.a));
   // A sparse += that fails keeps the entries it had (from the snapshot it read), with
-  // and without a sum on the right (one stage, or two).
-  for (const char* expr : {"A(i,j) += B(i,j) + C(i,j)", "A(i,j) += B(i,k) * C(k,j)"}) {
-    SCOPED_TRACE(expr);
-    Bound acc = bind(expr, {{"A", CSR()}, {"B", CSR()}, {"C", CSR()}});
-    TensorBase out(acc.a.lhs.node().tensor);
-    CooData before = out.toCoo();
-    ASSERT_GT(before.nnz(), 0);
-    auto failing = Kernel::compile(acc.a, parseSchedule("bound(j,jb,5,max_exact)", acc.a));
-    EXPECT_THROW(failing->run(acc.a, 2), ScheduleError);
-    std::string why;
-    EXPECT_TRUE(tensorsClose(before, out.toCoo(), 0, 0, &why)) << why;
-    CooData expected = referenceEvaluate(acc.a);
-    Kernel::compile(acc.a)->run(acc.a, 2);  // and it still accumulates after
-    EXPECT_TRUE(tensorsClose(expected, out.toCoo(), 1e-12, 1e-12, &why)) << why;
-  }
+  // and without a sum on the right (one stage, or two); also after earlier runs, whose
+  // arrays it writes into.
+  for (const char* expr : {"A(i,j) += B(i,j) + C(i,j)", "A(i,j) += B(i,k) * C(k,j)"})
+    for (int earlier : {0, 2}) {
+      SCOPED_TRACE(std::string(expr) + ", after " + std::to_string(earlier) + " runs");
+      Bound acc = bind(expr, {{"A", CSR()}, {"B", CSR()}, {"C", CSR()}});
+      TensorBase out(acc.a.lhs.node().tensor);
+      auto working = Kernel::compile(acc.a);
+      for (int r = 0; r < earlier; r++) working->run(acc.a, 2);
+      CooData before = out.toCoo();
+      ASSERT_GT(before.nnz(), 0);
+      auto failing = Kernel::compile(acc.a, parseSchedule("bound(j,jb,5,max_exact)", acc.a));
+      EXPECT_THROW(failing->run(acc.a, 2), ScheduleError);
+      std::string why;
+      EXPECT_TRUE(tensorsClose(before, out.toCoo(), 0, 0, &why)) << why;
+      CooData expected = referenceEvaluate(acc.a);
+      working->run(acc.a, 2);  // and it still accumulates after
+      EXPECT_TRUE(tensorsClose(expected, out.toCoo(), 1e-12, 1e-12, &why)) << why;
+    }
 }
 
 TEST(ScheduleErrors, ParserMessages) {

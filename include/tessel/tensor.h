@@ -34,6 +34,10 @@ struct Storage {
   tessel_tensor_t raw{};
   std::shared_ptr<void> external;
   bool recomputed = false;  // a kernel wrote the arrays before: they keep its capacity
+  /// A sparse `+=` output's arrays from before its last run (the kernel read its old
+  /// entries there): the next run writes into them, so repeated runs neither copy,
+  /// allocate nor page-fault. Released with the arrays.
+  std::unique_ptr<Storage> spare;
   Storage() = default;
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -44,6 +48,9 @@ struct Storage {
   /// sees plain blocks. (Only sparse outputs get such arrays, and kernels never keep a
   /// sparse output's old entries.)
   void rebase();
+  /// Exchange arrays (and `recomputed`) with `o`; order and dims stay. Neither may be
+  /// external.
+  void swapArrays(Storage& o);
 };
 
 struct TensorImpl {

@@ -3,6 +3,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <mutex>
 #include <optional>
 #include <utility>
 
@@ -29,6 +30,11 @@ struct Stage {
 struct Kernel::Impl {
   // One stage, or two for `A += e` with a sum in e (see TwoStages).
   std::vector<Stage> stages;
+  // Two stages: the temporary of the last run, whose arrays the next run writes into
+  // (a fresh one would allocate and page-fault every run). Taken out while a run uses
+  // it, so concurrent runs never share one.
+  std::mutex partialMutex;
+  std::optional<TensorBase> partial;
 };
 
 Kernel::~Kernel() = default;
@@ -75,11 +81,14 @@ struct TwoStages {
   Assignment sum, add;
 };
 
-TwoStages splitAccumulatedSum(const Assignment& a) {
+/// `kept`: a temporary from an earlier run, used again when it fits A.
+TwoStages splitAccumulatedSum(const Assignment& a, std::optional<TensorBase> kept = std::nullopt) {
   const ExprNode& lhs = a.lhsNode();
   TensorBase out(lhs.tensor);
   // The temporary takes A's name: a schedule's error about the sum's output then names A.
-  TwoStages t{TensorBase(out.name(), out.datatype(), out.dims(), out.format()), {}, {}};
+  bool fits = kept && kept->name() == out.name() && kept->datatype() == out.datatype() &&
+              kept->dims() == out.dims() && kept->format() == out.format();
+  TwoStages t{fits ? *kept : TensorBase(out.name(), out.datatype(), out.dims(), out.format()), {}, {}};
   t.sum = Assignment{Access(t.partial, lhs.vars), a.rhs, false};
   t.add = Assignment{Access(out, lhs.vars), Access(t.partial, lhs.vars), true};
   return t;
@@ -150,6 +159,29 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& sch
 
 namespace {
 
+/// A sparse `+=` reads the output's entries from before the run in a snapshot: the
+/// output's own arrays, moved (not copied) into a tensor of its format. The output then
+/// writes into the arrays of its previous snapshot (Storage::spare), when it has them.
+TensorBase takeOldEntries(TensorBase& output, const std::string& name) {
+  if (!output.impl()->pendingVals.empty()) output.pack();
+  TensorBase old(name, output.datatype(), output.dims(), output.format());
+  Storage& mine = output.impl()->storage;
+  old.impl()->storage.swapArrays(mine);
+  old.impl()->packed = true;
+  if (mine.spare) {
+    mine.swapArrays(*mine.spare);
+    mine.spare.reset();
+  }
+  return old;
+}
+
+/// After a successful `+=`, the snapshot's arrays become the output's spare.
+void keepAsSpare(TensorBase& output, TensorBase& snapshot) {
+  auto spare = std::make_unique<Storage>();
+  spare->swapArrays(snapshot.impl()->storage);
+  output.impl()->storage.spare = std::move(spare);
+}
+
 /// Binds `a`'s tensors to a compiled stage, assembles its output and computes it.
 RunTimes runStage(const Stage& stage, const Assignment& a) {
   BoundSlots bound = stage.slotPlans->bind(a, stage.args);
@@ -159,14 +191,15 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
   std::optional<size_t> snapshot;  // its index in temps
   std::vector<tessel_tensor_t*> ptrs(slots.size());
   TensorBase output(bound.tensors[0]);
+  if (output.impl()->storage.external)  // e.g. mapBinary(): read-only, not malloc'd
+    throw UserError("tensor " + output.name() +
+                    " is mapped read-only from a file and cannot be an output; convert() it first");
+  std::optional<size_t> snapshotSlot;
   for (size_t s = 1; s < slots.size(); s++) {
     const lower::TensorArg& arg = slots[s];
     TensorBase t(bound.tensors[s]);
     if (arg.snapshotOfOutput) {
-      if (!output.impl()->pendingVals.empty()) output.pack();
-      temps.push_back(output.convert(output.format(), t.name()));
-      ptrs[s] = &temps.back().raw();
-      snapshot = temps.size() - 1;
+      snapshotSlot = s;
       continue;
     }
     if (!t.impl()->pendingVals.empty()) t.pack();
@@ -177,9 +210,12 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
       ptrs[s] = &t.raw();
     }
   }
-  if (output.impl()->storage.external)  // e.g. mapBinary(): read-only, not malloc'd
-    throw UserError("tensor " + output.name() +
-                    " is mapped read-only from a file and cannot be an output; convert() it first");
+  // Last, once nothing before the kernel can throw: the output's arrays move to it.
+  if (snapshotSlot) {
+    temps.push_back(takeOldEntries(output, TensorBase(bound.tensors[*snapshotSlot]).name()));
+    ptrs[*snapshotSlot] = &temps.back().raw();
+    snapshot = temps.size() - 1;
+  }
   // += into a dense output adds into its values where they are: pack inserted ones.
   if (accumulatesInPlace(a) && !output.impl()->pendingVals.empty()) output.pack();
   output.impl()->pendingCoords.clear();
@@ -205,6 +241,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
   if (!storage.recomputed) output.shrinkToFit();
   storage.recomputed = true;
   output.impl()->packed = true;
+  if (snapshot) keepAsSpare(output, temps[*snapshot]);
   return times;
 }
 
@@ -218,9 +255,16 @@ RunTimes Kernel::run(const Assignment& a, int threads) const {
     throw UserError("kernel was compiled for a different expression: " + a.str());
   if (stages.size() == 1) return runStage(stages[0], a);
   // A failure in the first stage leaves A as it was: the sum goes to a temporary.
-  TwoStages t = splitAccumulatedSum(a);
+  std::optional<TensorBase> kept;
+  {
+    std::lock_guard<std::mutex> lock(impl_->partialMutex);
+    kept.swap(impl_->partial);
+  }
+  TwoStages t = splitAccumulatedSum(a, std::move(kept));
   RunTimes sum = runStage(stages[0], t.sum);
   RunTimes add = runStage(stages[1], t.add);
+  std::lock_guard<std::mutex> lock(impl_->partialMutex);
+  impl_->partial = t.partial;
   return {sum.assembleSeconds + add.assembleSeconds, sum.computeSeconds + add.computeSeconds};
 }
 

@@ -49,6 +49,7 @@ void rebaseArray(void*& data, void*& block) {
 
 void Storage::release() {
   recomputed = false;
+  spare.reset();
   if (external) {  // arrays owned elsewhere (a file mapping): forget them, do not free
     std::memset(&raw, 0, sizeof raw);
     external.reset();
@@ -60,6 +61,20 @@ void Storage::release() {
 void Storage::rebase() {
   for (int k = 0; k < TESSEL_MAX_ORDER; k++) rebaseArray(raw.crd[k], raw.crd_block[k]);
   rebaseArray(raw.vals, raw.vals_block);
+}
+
+void Storage::swapArrays(Storage& o) {
+  for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
+    std::swap(raw.pos[k], o.raw.pos[k]);
+    std::swap(raw.crd[k], o.raw.crd[k]);
+    std::swap(raw.pos_size[k], o.raw.pos_size[k]);
+    std::swap(raw.crd_size[k], o.raw.crd_size[k]);
+    std::swap(raw.crd_block[k], o.raw.crd_block[k]);
+  }
+  std::swap(raw.vals, o.raw.vals);
+  std::swap(raw.vals_size, o.raw.vals_size);
+  std::swap(raw.vals_block, o.raw.vals_block);
+  std::swap(recomputed, o.recomputed);
 }
 
 // ---------------------------------------------------------------------------------------
