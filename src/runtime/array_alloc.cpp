@@ -4,6 +4,9 @@
 #include <sys/mman.h>
 
 #include <cstdlib>
+#include <cstring>
+
+#include "tessel/error.h"
 
 namespace tessel {
 
@@ -19,6 +22,29 @@ void* allocArray(size_t bytes) {
     return p;
   }
   return std::malloc(bytes ? bytes : 1);
+}
+
+void* allocElements(const std::string& tensor, int64_t count, size_t elemBytes, const char* what, bool zero) {
+  size_t bytes = 0;
+  if (count < 0 || __builtin_mul_overflow(static_cast<size_t>(count), elemBytes, &bytes))
+    throw OverflowError("tensor " + tensor + ": " + what + " of " + std::to_string(count) +
+                        " elements of " + std::to_string(elemBytes) +
+                        " bytes does not fit in memory (size overflows)");
+  void* p = allocArray(bytes);
+  if (!p)
+    throw UserError("tensor " + tensor + ": cannot allocate " + std::to_string(bytes) +
+                    " bytes for " + what + " (" + std::to_string(count) + " elements)");
+  if (zero) std::memset(p, 0, bytes);
+  return p;
+}
+
+void freeRaw(tessel_tensor_t& raw) {
+  for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
+    std::free(raw.pos[k]);
+    std::free(raw.crd_block[k] ? raw.crd_block[k] : raw.crd[k]);
+  }
+  std::free(raw.vals_block ? raw.vals_block : raw.vals);
+  std::memset(&raw, 0, sizeof raw);
 }
 
 }  // namespace tessel

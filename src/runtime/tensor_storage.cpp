@@ -21,6 +21,7 @@
 
 #include "runtime/array_alloc.h"
 #include "runtime/entry_sort.h"
+#include "runtime/matrix_convert.h"
 #include "tessel/tensor.h"
 
 namespace tessel {
@@ -29,15 +30,6 @@ namespace tessel {
 // Storage
 
 namespace {
-
-void freeRaw(tessel_tensor_t& raw) {
-  for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
-    std::free(raw.pos[k]);
-    std::free(raw.crd_block[k] ? raw.crd_block[k] : raw.crd[k]);
-  }
-  std::free(raw.vals_block ? raw.vals_block : raw.vals);
-  std::memset(&raw, 0, sizeof raw);
-}
 
 void rebaseArray(void*& data, void*& block) {
   if (!block) return;
@@ -108,34 +100,6 @@ std::string dimsStr(const std::vector<int64_t>& d) {
   }
   return d.empty() ? "(scalar)" : s;
 }
-
-/// Zeroed array of `count` elements of `elemBytes` (never NULL; at least one byte; freed
-/// with free(); huge pages for large ones, see allocArray).
-void* allocZeroed(const std::string& tensor, int64_t count, size_t elemBytes, const char* what) {
-  size_t bytes = 0;
-  if (count < 0 || __builtin_mul_overflow(static_cast<size_t>(count), elemBytes, &bytes))
-    throw OverflowError("tensor " + tensor + ": " + what + " of " + std::to_string(count) +
-                        " elements of " + std::to_string(elemBytes) +
-                        " bytes does not fit in memory (size overflows)");
-  void* p = allocArray(bytes);
-  if (p) std::memset(p, 0, bytes);
-  if (!p)
-    throw UserError("tensor " + tensor + ": cannot allocate " + std::to_string(bytes) +
-                    " bytes for " + what + " (" + std::to_string(count) + " elements)");
-  return p;
-}
-
-/// Owns a tessel_tensor_t while it is being built; frees it unless released.
-struct RawGuard {
-  tessel_tensor_t raw{};
-  bool owned = true;
-  RawGuard() { std::memset(&raw, 0, sizeof raw); }
-  ~RawGuard() {
-    if (owned) freeRaw(raw);
-  }
-  RawGuard(const RawGuard&) = delete;
-  RawGuard& operator=(const RawGuard&) = delete;
-};
 
 TensorImpl& checkedImpl(const std::shared_ptr<TensorImpl>& p) {
   if (!p) throw UserError("use of an undefined (default-constructed) tensor");
@@ -301,11 +265,11 @@ tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
     if (__builtin_add_overflow(P, int64_t{1}, &size))
       throw OverflowError("tensor " + name + ": pos array of level " + std::to_string(k) +
                           " overflows");
-    raw.pos[k] = allocZeroed(name, size, widthBytes(pw), "pos array");
+    raw.pos[k] = allocElements(name, size, widthBytes(pw), "pos array", true);
     raw.pos_size[k] = size;
   };
   auto allocCrd = [&](int k, int64_t size) {
-    raw.crd[k] = allocZeroed(name, size, widthBytes(cw), "crd array");
+    raw.crd[k] = allocElements(name, size, widthBytes(cw), "crd array", true);
     raw.crd_size[k] = size;
   };
 
@@ -403,7 +367,7 @@ tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
   }
 
   const int esize = datatypeSize(t.type);
-  raw.vals = allocZeroed(name, P, static_cast<size_t>(esize), "values array");
+  raw.vals = allocElements(name, P, static_cast<size_t>(esize), "values array", true);
   raw.vals_size = P;
   if (!empty) {
     switch (t.type) {
@@ -620,6 +584,11 @@ void TensorBase::setFromCoo(const CooData& coo) {
 TensorBase TensorBase::convert(const Format& f, const std::string& newName) const {
   const TensorImpl& t = checkedImpl(impl_);
   TensorBase out(newName.empty() ? t.name + "_" + f.str() : newName, t.type, t.dims, f);
+  if (isDenseCompressedPair(t.format, f)) {  // CSR <-> CSC: a counting sort, not pack()'s sort
+    installStorage(*out.impl_, convertDenseCompressed(t, f));
+    out.impl_->packed = true;
+    return out;
+  }
   CooData c = toCoo();
   const int r = order();
   for (int64_t e = 0; e < c.nnz(); e++)
