@@ -125,6 +125,39 @@ TEST(Lowering, DenseOutputIsZeroedUnlessEveryEntryIsAssigned) {
   EXPECT_FALSE(assignsAll(M.assignment()));
 }
 
+/// A dense output whose rows each get filled by one iteration of the loop over its first
+/// variable is zeroed row by row inside that loop (in cache, just before the row
+/// accumulates) instead of all at once by assembly. Not when a reduction or the other
+/// output variable encloses that loop, or when the loop skips rows. (Under TESSEL_POISON
+/// an unzeroed row reads NaN: the kernel and property tests check the results.)
+TEST(Lowering, DenseRowsAreZeroedWhereTheyAreFilled) {
+  IndexVar i("i"), j("j"), k("k");
+  TensorBase B = T("B", {6, 5}, "ds"), Bs = T("Bs", {6, 5}, "ss"), D = T("D", {6, 5}, "dd", 1.0),
+             E = T("E", {5, 4}, "dd", 1.0), Bc = T("Bc", {6, 5}, "ds:1,0");
+  TensorBase M("M", Datatype::Float64, {6, 4}, DenseFormat(2));
+  auto zeroes = [](const Assignment& as, const Schedule& s = {}) { return lower::lower(as, s).plan.zeroSlices; };
+  M(i, k) = B(i, j) * E(j, k);  // CSR SpMM: i, j, k
+  EXPECT_TRUE(zeroes(M.assignment()));
+  std::string code = M.emitC();
+  EXPECT_NE(code.find("tessel_take(&M->vals, size, sizeof(double), 0)"), std::string::npos) << code;
+  EXPECT_NE(code.find("for (int64_t z = pM0 * M1_dim; z < (pM0 + 1) * M1_dim; z++) {\n      M_vals[z] = 0.0;"),
+            std::string::npos)
+      << code;
+  Assignment spmm = M.assignment();
+  EXPECT_TRUE(zeroes(spmm, parseSchedule("split(i,i0,i1,2),parallelize(i0,cpu_thread,no_races)", spmm)));
+  EXPECT_TRUE(zeroes(spmm, parseSchedule("parallelize(j,cpu_thread,atomics)", spmm)));  // the split reduction runs inside
+  EXPECT_FALSE(zeroes(spmm, parseSchedule("reorder(i,k,j)", spmm)));  // dot products: every entry assigned instead
+  EXPECT_TRUE(lower::lower(spmm, parseSchedule("reorder(i,k,j)", spmm)).plan.assignsAll);
+  M(i, k) = Bs(i, j) * E(j, k);  // DCSR: rows it does not store are never visited
+  EXPECT_FALSE(zeroes(M.assignment()));
+  EXPECT_NE(M.emitC().find("tessel_take(&M->vals, size, sizeof(double), 1)"), std::string::npos);
+  M(i, k) = Bc(i, j) * E(j, k);  // CSC runs j outside i: every row accumulates once per j
+  EXPECT_FALSE(zeroes(M.assignment()));
+  M(i, k) = D(i, j) * E(j, k);  // dense GEMM i, j, k
+  EXPECT_TRUE(zeroes(M.assignment()));
+  EXPECT_FALSE(zeroes(M.assignment(), parseSchedule("reorder(k,i,j)", M.assignment())));  // k encloses i
+}
+
 TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   IndexVar i("i"), j("j");
   TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));

@@ -209,10 +209,21 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   // entry (zeroing 16 MB costs about 1 ms, a tenth of a bandwidth-bound SpMV).
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
   s.push_back(decl(vals));
-  AllocFill fill = plan_.inPlace ? AllocFill::Keep : plan_.assignsAll ? AllocFill::None : AllocFill::Zero;
+  AllocFill fill = plan_.inPlace                            ? AllocFill::Keep
+                   : plan_.assignsAll || plan_.zeroSlices ? AllocFill::None
+                                                          : AllocFill::Zero;
   s.push_back(allocInto(vals, sym_.tensorField(0, "vals", -1), n, fill));
   s.push_back(setField("vals_size", -1, n->name));
   return s;
+}
+
+Stmt OutputAssembly::zeroSlice(const Expr& pos) const {
+  // Levels below the first are dense: the slice is pos * size .. + size, size the
+  // product of their dims (which assembly checked for overflow).
+  Expr size = intImm(1);
+  for (int k = 1; k < order(); k++) size = mul(size, sym_.arrays(0, k).dim);
+  Expr x = var(sym_.fresh("z"), i64());
+  return forRange(x, mul(pos, size), mul(plus1(pos), size), store(sym_.vals(0), x, zeroOf(sym_.outputType())));
 }
 
 Expr OutputAssembly::upperSize(std::vector<Stmt>& s) {
@@ -449,6 +460,7 @@ void OutputAssembly::resolve(Env& env, Phase phase, std::vector<Stmt>& s) {
       Expr pos = var(sym_.fresh("p" + a + std::to_string(k)), i64());
       s.push_back(decl(pos, lf.locate(sym_.arrays(0, k), parent, env.bound.at(lv[k].id()))));
       env.out.push_back({pos, pos, plus1(pos)});
+      if (k == 0 && phase == Phase::Numeric && plan_.zeroSlices) s.push_back(zeroSlice(pos));
     } else {
       if (plan_.kind == OutputKind::Workspace && k == plan_.workspaceLevel) return;
       int e = chainEnd(k);

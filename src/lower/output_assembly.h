@@ -75,6 +75,8 @@ class OutputAssembly {
   bool denseAbove(int k) const;
   std::vector<ir::Stmt> ensureCount(int k, const ir::Expr& index);
   std::vector<ir::Stmt> assembleDense();
+  /// Dense plan with zeroSlices: the output's values under first-level position `pos`, zeroed.
+  ir::Stmt zeroSlice(const ir::Expr& pos) const;
   std::vector<ir::Stmt> assemblePatternCopy();
   std::vector<ir::Stmt> assembleFromCounts();
   /// Dense-root pattern copy: the output's level-1 pos from the source's segments.

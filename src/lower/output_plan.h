@@ -40,6 +40,11 @@ struct OutputPlan {
   /// Dense: the compute phase assigns every entry exactly once (set by planParallel),
   /// so assembly need not zero the values first.
   bool assignsAll = false;
+  /// Dense: each slice under the first level's position is filled by one iteration of
+  /// the loop binding that level's variable, so compute zeroes the slice just before
+  /// (in cache) and assembly zeroes nothing: one pass over the output fewer (set by
+  /// planParallel).
+  bool zeroSlices = false;
   int symbolicDepth = 0;    ///< Append/Workspace: loops the symbolic pass needs
   /// Append: reductions follow the last (sparse) output level, so an entry is appended
   /// only if the reduction meets at least one non-zero case (no explicit zeros).

@@ -36,6 +36,26 @@ bool assignsEveryEntry(const Problem& p, const OutputPlan& plan) {
   return plan.kind == OutputKind::Dense && !plan.scatter && !sparseAtOutputVars(p);
 }
 
+/// See OutputPlan::zeroSlices. Only blocks of the first level's variable v enclose the
+/// loop binding v (no reduction or other output variable revisits a slice; a reduction
+/// split with per-thread copies runs inside, and its copies are added in afterwards),
+/// and that loop meets every coordinate of v (no operand stores v sparsely).
+bool zeroesSlicesInCompute(const Problem& p, const OutputPlan& plan, const LoopNest& nest) {
+  const auto& ov = p.output.levelVars;
+  if (plan.kind != OutputKind::Dense || plan.inPlace || plan.assignsAll || ov.empty()) return false;
+  const int first = nest.coordLoopOf(ov[0]);
+  if (first < 0) return false;
+  for (int d = 0; d < first; d++)
+    for (const IndexVar& v : nest.loops[d].touches())
+      if (!(v == ov[0])) return false;
+  for (const AccessInfo& in : p.inputs) {
+    const Format& f = p.args[in.arg].format;
+    for (size_t k = 0; k < in.levelVars.size(); k++)
+      if (in.levelVars[k] == ov[0] && f.level(static_cast<int>(k)) != LevelKind::Dense) return false;
+  }
+  return true;
+}
+
 ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
   ParallelPlan pp;
   const std::string& out = p.args[0].tensor->name;
@@ -121,6 +141,7 @@ ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest)
 ParallelPlan planParallel(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
   ParallelPlan pp = planRaces(p, plan, nest);
   plan.assignsAll = assignsEveryEntry(p, plan);
+  plan.zeroSlices = zeroesSlicesInCompute(p, plan, nest);
   return pp;
 }
 
