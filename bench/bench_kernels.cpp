@@ -287,7 +287,6 @@ struct Case {
   double bytes = 0;
   Problem problem;
   tessel::TensorBase out;  // tessel's output; its assignment is recorded
-  bool denseOut;
 };
 
 using Peers = std::vector<std::pair<std::string, std::unique_ptr<PeerRun>>>;
@@ -321,15 +320,14 @@ std::unique_ptr<ThreadRuns> prepareThreads(Case& c, int t, Peers& peers) {
   Result ref;
   bool haveRef = false;
   if (r.kern) {
-    bool dense = c.denseOut;
     tessel::Kernel* kern = r.kern.get();
     std::vector<double>* walls = &r.walls;
     r.timed.push_back({"tessel", [] {},
-                       [kern, walls, &a, dense, t] {
+                       [kern, walls, &a, t] {
                          auto t0 = Clock::now();
                          tessel::RunTimes rt = kern->run(a, t);
                          walls->push_back(seconds(t0));
-                         return dense ? rt.computeSeconds : rt.assembleSeconds + rt.computeSeconds;
+                         return rt.assembleSeconds + rt.computeSeconds;
                        },
                        {}});
     r.timed.back().run();  // warm-up
@@ -663,7 +661,6 @@ int main(int argc, char** argv) {
           X = makeDense("x", c.cols, 1, 1, true);
           c.out = tessel::TensorBase("y", tessel::Datatype::Float64, {c.rows}, tessel::DenseFormat(1));
           c.out(i) = m.T(i, j) * X.T(j);
-          c.denseOut = true;
           c.problem.X = &X.d;
           c.bytes = c.nnz * 12.0 + (c.rows + 1) * 4.0 + c.rows * 8.0 + c.cols * 8.0;
           break;
@@ -672,7 +669,6 @@ int main(int argc, char** argv) {
           X = makeDense("X", c.cols, K, 2);
           c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {c.rows, K}, tessel::DenseFormat(2));
           c.out(i, k) = m.T(i, j) * X.T(j, k);
-          c.denseOut = true;
           c.problem.X = &X.d;
           c.bytes = c.nnz * 12.0 + (c.rows + 1) * 4.0 + c.rows * K * 8.0 + c.cols * K * 8.0;
           break;
@@ -682,7 +678,6 @@ int main(int argc, char** argv) {
           V = makeDense("V", c.cols, K, 4);
           c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {c.rows, c.cols}, tessel::CSR());
           c.out(i, j) = m.T(i, j) * X.T(i, k) * V.T(j, k);
-          c.denseOut = false;
           c.problem.X = &X.d;
           c.problem.Y = &V.d;
           break;
@@ -693,7 +688,6 @@ int main(int argc, char** argv) {
           C = makeMat(m.name + "-C", shifted(d, 1, 0, -0.25));
           c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {c.rows, c.cols}, tessel::CSR());
           c.out(i, j) = m.T(i, j) + B.T(i, j) + C.T(i, j);
-          c.denseOut = false;
           c.problem.B = &B.csr;
           c.problem.C = &C.csr;
           c.nnz = m.csr.nnz() + B.csr.nnz() + C.csr.nnz();
@@ -706,7 +700,6 @@ int main(int argc, char** argv) {
           }
           c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {c.rows, c.cols}, tessel::CSR());
           c.out(i, j) = m.T(i, k) * m.T(k, j);
-          c.denseOut = false;
           c.problem.B = &m.csr;
           break;
         }
@@ -733,7 +726,6 @@ int main(int argc, char** argv) {
         X = makeDense("c", T.csf.dims[2], 1, 5, true);
         c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {T.csf.dims[0], T.csf.dims[1]}, tessel::CSR());
         c.out(i, j) = T.T(i, j, k) * X.T(k);
-        c.denseOut = false;
         c.problem.X = &X.d;
       } else {
         const int64_t L = 16;
@@ -741,7 +733,6 @@ int main(int argc, char** argv) {
         V = makeDense("V", T.csf.dims[2], L, 7);
         c.out = tessel::TensorBase("Y", tessel::Datatype::Float64, {T.csf.dims[0], L}, tessel::DenseFormat(2));
         c.out(i, l) = T.T(i, j, k) * X.T(j, l) * V.T(k, l);
-        c.denseOut = true;
         c.problem.X = &X.d;
         c.problem.Y = &V.d;
       }
