@@ -24,19 +24,12 @@ struct Arrays {
   bool operator==(const Arrays&) const = default;
 };
 
-std::vector<int64_t> widen(const void* a, int64_t n, IndexWidth w) {
-  std::vector<int64_t> out(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; i++)
-    out[i] = w == IndexWidth::W64 ? static_cast<const int64_t*>(a)[i] : static_cast<const int32_t*>(a)[i];
-  return out;
-}
-
 Arrays arraysOf(const TensorBase& t) {
   const tessel_tensor_t& r = t.raw();
   Arrays a;
   a.dims = {r.dims[0], r.dims[1]};
-  a.pos = widen(r.pos[1], r.pos_size[1], t.format().posWidth());
-  a.crd = widen(r.crd[1], r.crd_size[1], t.format().crdWidth());
+  a.pos = indexArray(r.pos[1], r.pos_size[1], t.format().posWidth());
+  a.crd = indexArray(r.crd[1], r.crd_size[1], t.format().crdWidth());
   const auto* v = static_cast<const unsigned char*>(r.vals);
   a.vals.assign(v, v + r.vals_size * datatypeSize(t.datatype()));
   return a;

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "support/test_support.h"
 #include "tessel/tensor.h"
 
 using namespace tessel;
@@ -19,22 +20,15 @@ namespace {
 // ---------------------------------------------------------------------------------------
 // Raw array access
 
-std::vector<int64_t> idxArray(const void* a, int64_t n, IndexWidth w) {
-  std::vector<int64_t> v(n);
-  for (int64_t i = 0; i < n; i++)
-    v[i] = w == IndexWidth::W32 ? static_cast<const int32_t*>(a)[i]
-                                : static_cast<const int64_t*>(a)[i];
-  return v;
-}
 std::vector<int64_t> posOf(const TensorBase& t, int k) {
   EXPECT_NE(t.raw().pos[k], nullptr) << "level " << k;
   if (!t.raw().pos[k]) return {};
-  return idxArray(t.raw().pos[k], t.raw().pos_size[k], t.format().posWidth());
+  return tessel::testing::indexArray(t.raw().pos[k], t.raw().pos_size[k], t.format().posWidth());
 }
 std::vector<int64_t> crdOf(const TensorBase& t, int k) {
   EXPECT_NE(t.raw().crd[k], nullptr) << "level " << k;
   if (!t.raw().crd[k]) return {};
-  return idxArray(t.raw().crd[k], t.raw().crd_size[k], t.format().crdWidth());
+  return tessel::testing::indexArray(t.raw().crd[k], t.raw().crd_size[k], t.format().crdWidth());
 }
 template <typename T>
 std::vector<T> valsOf(const Tensor<T>& t) {

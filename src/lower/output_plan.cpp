@@ -49,13 +49,19 @@ int findPatternSource(const Problem& p, bool& denseRoot) {
 
 }  // namespace
 
-bool sparseAtOutputVars(const Problem& p, int except) {
+bool sparseAt(const Problem& p, const IndexVar& v, int except) {
   for (size_t a = 0; a < p.inputs.size(); a++) {
     if (static_cast<int>(a) == except) continue;
     const Format& f = p.args[p.inputs[a].arg].format;
     for (size_t k = 0; k < p.inputs[a].levelVars.size(); k++)
-      if (f.level(static_cast<int>(k)) != LevelKind::Dense && p.isOutputVar(p.inputs[a].levelVars[k])) return true;
+      if (f.level(static_cast<int>(k)) != LevelKind::Dense && p.inputs[a].levelVars[k] == v) return true;
   }
+  return false;
+}
+
+bool sparseAtOutputVars(const Problem& p, int except) {
+  for (const IndexVar& v : p.output.levelVars)
+    if (sparseAt(p, v, except)) return true;
   return false;
 }
 

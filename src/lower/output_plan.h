@@ -84,6 +84,9 @@ bool upperLevelsDense(const Format& f);
 bool rowsInStorageOrder(const Problem& p);
 
 /// Some operand other than `except` (an index into Problem::inputs, -1 for none) has a
+/// sparse level at `v`, so the loops may skip coordinates of v it lacks.
+bool sparseAt(const Problem& p, const IndexVar& v, int except = -1);
+/// Some operand other than `except` (an index into Problem::inputs, -1 for none) has a
 /// sparse level at an output variable, so the loops skip output coordinates it lacks.
 bool sparseAtOutputVars(const Problem& p, int except = -1);
 

@@ -48,12 +48,7 @@ bool zeroesSlicesInCompute(const Problem& p, const OutputPlan& plan, const LoopN
   for (int d = 0; d < first; d++)
     for (const IndexVar& v : nest.loops[d].touches())
       if (!(v == ov[0])) return false;
-  for (const AccessInfo& in : p.inputs) {
-    const Format& f = p.args[in.arg].format;
-    for (size_t k = 0; k < in.levelVars.size(); k++)
-      if (in.levelVars[k] == ov[0] && f.level(static_cast<int>(k)) != LevelKind::Dense) return false;
-  }
-  return true;
+  return !sparseAt(p, ov[0]);
 }
 
 ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest) {

@@ -1,7 +1,9 @@
 // Kernel: lower -> emit C -> JIT, and running a compiled kernel on tensors.
 #include "tessel/kernel.h"
 
+#include <algorithm>
 #include <chrono>
+#include <iterator>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -51,9 +53,7 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 void restoreAfterFailure(TensorBase& output, TensorBase* snapshot) {
   Storage& mine = output.impl()->storage;
   if (snapshot) {
-    Storage& old = snapshot->impl()->storage;
-    std::swap(mine.raw, old.raw);  // the snapshot now owns (and frees) the partial arrays
-    std::swap(mine.recomputed, old.recomputed);
+    mine.swapArrays(snapshot->impl()->storage);  // the snapshot now owns (and frees) the partial arrays
     output.impl()->packed = true;
     return;
   }
@@ -159,12 +159,25 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& sch
 
 namespace {
 
+/// A tensor like `t`, named `name`, without arrays. (TensorBase's constructor would
+/// allocate an empty tensor's, a zeroed pos array per level, only to free them.)
+TensorBase arraylessLike(const TensorBase& t, const std::string& name) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->name = name;
+  impl->type = t.datatype();
+  impl->dims = t.dims();
+  impl->format = t.format();
+  impl->storage.raw.order = t.raw().order;
+  std::copy(std::begin(t.raw().dims), std::end(t.raw().dims), std::begin(impl->storage.raw.dims));
+  return TensorBase(impl);
+}
+
 /// A sparse `+=` reads the output's entries from before the run in a snapshot: the
 /// output's own arrays, moved (not copied) into a tensor of its format. The output then
 /// writes into the arrays of its previous snapshot (Storage::spare), when it has them.
 TensorBase takeOldEntries(TensorBase& output, const std::string& name) {
   if (!output.impl()->pendingVals.empty()) output.pack();
-  TensorBase old(name, output.datatype(), output.dims(), output.format());
+  TensorBase old = arraylessLike(output, name);
   Storage& mine = output.impl()->storage;
   old.impl()->storage.swapArrays(mine);
   old.impl()->packed = true;
@@ -187,8 +200,8 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
   BoundSlots bound = stage.slotPlans->bind(a, stage.args);
   const std::vector<lower::TensorArg>& slots = bound.plan->slots;
 
-  std::vector<TensorBase> temps;  // converted inputs and the += snapshot (storage is heap-held)
-  std::optional<size_t> snapshot;  // its index in temps
+  std::vector<TensorBase> temps;   // converted inputs (storage is heap-held)
+  std::optional<TensorBase> snapshot;  // the output before a sparse +=
   std::vector<tessel_tensor_t*> ptrs(slots.size());
   TensorBase output(bound.tensors[0]);
   if (output.impl()->storage.external)  // e.g. mapBinary(): read-only, not malloc'd
@@ -212,9 +225,8 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
   }
   // Last, once nothing before the kernel can throw: the output's arrays move to it.
   if (snapshotSlot) {
-    temps.push_back(takeOldEntries(output, TensorBase(bound.tensors[*snapshotSlot]).name()));
-    ptrs[*snapshotSlot] = &temps.back().raw();
-    snapshot = temps.size() - 1;
+    snapshot = takeOldEntries(output, TensorBase(bound.tensors[*snapshotSlot]).name());
+    ptrs[*snapshotSlot] = &snapshot->raw();
   }
   // += into a dense output adds into its values where they are: pack inserted ones.
   if (accumulatesInPlace(a) && !output.impl()->pendingVals.empty()) output.pack();
@@ -228,7 +240,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
 
   RunTimes times;
   auto t0 = std::chrono::steady_clock::now();
-  auto restore = [&] { restoreAfterFailure(output, snapshot ? &temps[*snapshot] : nullptr); };
+  auto restore = [&] { restoreAfterFailure(output, snapshot ? &*snapshot : nullptr); };
   int rc = stage.assemble(ptrs.data());
   if (rc != TESSEL_OK) restore();
   check(rc, "assembly", output.name());
@@ -241,7 +253,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
   if (!storage.recomputed) output.shrinkToFit();
   storage.recomputed = true;
   output.impl()->packed = true;
-  if (snapshot) keepAsSpare(output, temps[*snapshot]);
+  if (snapshot) keepAsSpare(output, *snapshot);
   return times;
 }
 

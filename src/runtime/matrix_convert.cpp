@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "runtime/array_alloc.h"
+#include "runtime/index_arrays.h"
 #include "tessel/error.h"
 
 namespace tessel {
@@ -22,9 +23,7 @@ bool denseOverCompressed(const Format& f) {
 std::vector<int64_t> checkedPositions(const TensorImpl& t, int64_t rows) {
   const tessel_tensor_t& raw = t.storage.raw;
   std::vector<int64_t> pos(static_cast<size_t>(rows) + 1);
-  const bool wide = t.format.posWidth() == IndexWidth::W64;
-  for (int64_t r = 0; r <= rows; r++)
-    pos[r] = wide ? static_cast<const int64_t*>(raw.pos[1])[r] : static_cast<const int32_t*>(raw.pos[1])[r];
+  for (int64_t r = 0; r <= rows; r++) pos[r] = readIndex(raw.pos[1], t.format.posWidth(), r);
   bool ok = raw.pos_size[1] == rows + 1 && pos[0] == 0 && pos[rows] <= raw.crd_size[1] && pos[rows] <= raw.vals_size;
   for (int64_t r = 0; r < rows && ok; r++) ok = pos[r] <= pos[r + 1];
   if (!ok) throw FormatError("tensor " + t.name + ": its pos array is inconsistent (cannot convert it)");
@@ -40,7 +39,7 @@ std::vector<int64_t> checkedPositions(const TensorImpl& t, int64_t rows) {
 /// Src/Dst: crd index types; E: value bytes.
 template <typename Src, typename Dst, size_t E>
 void moveEntries(const TensorImpl& t, const std::vector<int64_t>& pos, bool transpose, tessel_tensor_t& out,
-                 bool widePos) {
+                 IndexWidth posWidth) {
   const tessel_tensor_t& raw = t.storage.raw;
   const Src* crd = static_cast<const Src*>(raw.crd[1]);
   const auto* vals = static_cast<const unsigned char*>(raw.vals);
@@ -59,10 +58,7 @@ void moveEntries(const TensorImpl& t, const std::vector<int64_t>& pos, bool tran
     for (int64_t c = 0; c < cols; c++) next[c + 1] += next[c];
   }
   const std::vector<int64_t>& opos = transpose ? next : pos;
-  for (size_t r = 0; r < opos.size(); r++) {
-    if (widePos) static_cast<int64_t*>(out.pos[1])[r] = opos[r];
-    else static_cast<int32_t*>(out.pos[1])[r] = static_cast<int32_t>(opos[r]);
-  }
+  for (size_t r = 0; r < opos.size(); r++) writeIndex(out.pos[1], posWidth, static_cast<int64_t>(r), opos[r]);
   for (int64_t r = 0; r < rows; r++)
     for (int64_t p = pos[r]; p < pos[r + 1]; p++) {
       int64_t c = crd[p], q = p;
@@ -79,11 +75,11 @@ void moveEntries(const TensorImpl& t, const std::vector<int64_t>& pos, bool tran
 
 template <typename Src, typename Dst>
 void moveEntriesOf(size_t esize, const TensorImpl& t, const std::vector<int64_t>& pos, bool transpose,
-                   tessel_tensor_t& out, bool widePos) {
+                   tessel_tensor_t& out, IndexWidth posWidth) {
   switch (esize) {
-    case 1: return moveEntries<Src, Dst, 1>(t, pos, transpose, out, widePos);
-    case 4: return moveEntries<Src, Dst, 4>(t, pos, transpose, out, widePos);
-    case 8: return moveEntries<Src, Dst, 8>(t, pos, transpose, out, widePos);
+    case 1: return moveEntries<Src, Dst, 1>(t, pos, transpose, out, posWidth);
+    case 4: return moveEntries<Src, Dst, 4>(t, pos, transpose, out, posWidth);
+    case 8: return moveEntries<Src, Dst, 8>(t, pos, transpose, out, posWidth);
     default: throw InternalError("convert: values of " + std::to_string(esize) + " bytes");
   }
 }
@@ -101,28 +97,27 @@ tessel_tensor_t convertDenseCompressed(const TensorImpl& t, const Format& to) {
   const bool transpose = to.modeOfLevel(0) != t.format.modeOfLevel(0);
   std::vector<int64_t> pos = checkedPositions(t, rows);
   const int64_t nnz = pos[rows], newRows = transpose ? cols : rows;
-  const bool widePos = to.posWidth() == IndexWidth::W64;
-  if (!widePos && nnz > INT32_MAX)
+  const IndexWidth pw = to.posWidth(), cw = to.crdWidth();
+  if (nnz > widthMax(pw))
     throw OverflowError("tensor " + t.name + ": level 1 has " + std::to_string(nnz) +
                         " positions, which does not fit the 32-bit pos width");
   const size_t esize = static_cast<size_t>(datatypeSize(t.type));
-  const size_t pw = widePos ? 8 : 4, cw = to.crdWidth() == IndexWidth::W64 ? 8 : 4;
   RawGuard g;
   tessel_tensor_t& out = g.raw;
   out.order = 2;
   out.dims[0] = newRows;
   out.dims[1] = transpose ? rows : cols;
-  out.pos[1] = allocElements(t.name, newRows + 1, pw, "pos array", false);
+  out.pos[1] = allocElements(t.name, newRows + 1, widthBytes(pw), "pos array", false);
   out.pos_size[1] = newRows + 1;
-  out.crd[1] = allocElements(t.name, nnz, cw, "crd array", false);
+  out.crd[1] = allocElements(t.name, nnz, widthBytes(cw), "crd array", false);
   out.crd_size[1] = nnz;
   out.vals = allocElements(t.name, nnz, esize, "values array", false);
   out.vals_size = nnz;
-  const bool wideSrc = t.format.crdWidth() == IndexWidth::W64, wideDst = cw == 8;
-  if (wideSrc && wideDst) moveEntriesOf<int64_t, int64_t>(esize, t, pos, transpose, out, widePos);
-  else if (wideSrc) moveEntriesOf<int64_t, int32_t>(esize, t, pos, transpose, out, widePos);
-  else if (wideDst) moveEntriesOf<int32_t, int64_t>(esize, t, pos, transpose, out, widePos);
-  else moveEntriesOf<int32_t, int32_t>(esize, t, pos, transpose, out, widePos);
+  const bool wideSrc = t.format.crdWidth() == IndexWidth::W64, wideDst = cw == IndexWidth::W64;
+  if (wideSrc && wideDst) moveEntriesOf<int64_t, int64_t>(esize, t, pos, transpose, out, pw);
+  else if (wideSrc) moveEntriesOf<int64_t, int32_t>(esize, t, pos, transpose, out, pw);
+  else if (wideDst) moveEntriesOf<int32_t, int64_t>(esize, t, pos, transpose, out, pw);
+  else moveEntriesOf<int32_t, int32_t>(esize, t, pos, transpose, out, pw);
   g.owned = false;
   return out;
 }

@@ -21,6 +21,7 @@
 
 #include "runtime/array_alloc.h"
 #include "runtime/entry_sort.h"
+#include "runtime/index_arrays.h"
 #include "runtime/matrix_convert.h"
 #include "tessel/tensor.h"
 
@@ -73,24 +74,6 @@ void Storage::swapArrays(Storage& o) {
 // Helpers
 
 namespace {
-
-int widthBytes(IndexWidth w) { return w == IndexWidth::W32 ? 4 : 8; }
-int widthBits(IndexWidth w) { return w == IndexWidth::W32 ? 32 : 64; }
-int64_t widthMax(IndexWidth w) {
-  return w == IndexWidth::W32 ? static_cast<int64_t>(INT32_MAX) : INT64_MAX;
-}
-
-int64_t readIndex(const void* a, IndexWidth w, int64_t i) {
-  return w == IndexWidth::W32 ? static_cast<int64_t>(static_cast<const int32_t*>(a)[i])
-                              : static_cast<const int64_t*>(a)[i];
-}
-
-void writeIndex(void* a, IndexWidth w, int64_t i, int64_t v) {
-  if (w == IndexWidth::W32)
-    static_cast<int32_t*>(a)[i] = static_cast<int32_t>(v);
-  else
-    static_cast<int64_t*>(a)[i] = v;
-}
 
 std::string dimsStr(const std::vector<int64_t>& d) {
   std::string s;

@@ -1,6 +1,8 @@
 // Shared helpers for tests.
 #include "support/test_support.h"
 
+#include "runtime/index_arrays.h"
+
 #include <filesystem>
 #include <set>
 #include <stdexcept>
@@ -44,6 +46,12 @@ CooData randomCoo(const std::vector<int64_t>& dims, double density, std::mt19937
     s.add(cs, c.values[e]);
   }
   return s;
+}
+
+std::vector<int64_t> indexArray(const void* a, int64_t n, IndexWidth w) {
+  std::vector<int64_t> v(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; i++) v[i] = readIndex(a, w, i);
+  return v;
 }
 
 TensorBase makeTensor(const std::string& name, const CooData& data, const Format& f, Datatype type) {

@@ -20,6 +20,9 @@ namespace tessel::testing {
 CooData randomCoo(const std::vector<int64_t>& dims, double density, std::mt19937_64& rng,
                   bool duplicates = false, bool integers = false);
 
+/// A pos or crd array of `n` elements of width `w`, as int64.
+std::vector<int64_t> indexArray(const void* a, int64_t n, IndexWidth w);
+
 /// A tensor of datatype `type` and format `f` holding `data`.
 TensorBase makeTensor(const std::string& name, const CooData& data, const Format& f,
                       Datatype type = Datatype::Float64);
