@@ -81,15 +81,6 @@ Assignment bindAssignment(const std::string& expr, const std::vector<Operand>& i
   tensors[uses[0].name] = out;
   return parseAssignment(expr, tensors);
 }
-/// Compile `a` with `s`, run on `threads`, and compare with the reference evaluator;
-/// a failure names `what` and shows the generated code. The kernel runs three times into
-/// the same output (once for +=, which adds each time) and both the first result and the
-/// last are checked: the second run finds the trimmed first result's arrays, the third
-/// the room the second kept.
-/// Index i of a pos or crd array of the given width.
-int64_t indexAt(const void* a, IndexWidth w, int64_t i) {
-  return w == IndexWidth::W32 ? static_cast<const int32_t*>(a)[i] : static_cast<const int64_t*>(a)[i];
-}
 
 }  // namespace
 
@@ -108,21 +99,21 @@ std::string storageProblem(const TensorBase& t) {
     int64_t entries = positions;  // a Singleton has one per parent position
     if (kind != LevelKind::Singleton) {
       if (!r.pos[k] || r.pos_size[k] != positions + 1) return at + "pos has the wrong size";
-      if (indexAt(r.pos[k], f.posWidth(), 0) != 0) return at + "pos does not start at 0";
+      if (readIndex(r.pos[k], f.posWidth(), 0) != 0) return at + "pos does not start at 0";
       for (int64_t p = 0; p < positions; p++)
-        if (indexAt(r.pos[k], f.posWidth(), p + 1) < indexAt(r.pos[k], f.posWidth(), p))
+        if (readIndex(r.pos[k], f.posWidth(), p + 1) < readIndex(r.pos[k], f.posWidth(), p))
           return at + "pos decreases at " + std::to_string(p);
-      entries = indexAt(r.pos[k], f.posWidth(), positions);
+      entries = readIndex(r.pos[k], f.posWidth(), positions);
     }
     if (r.crd_size[k] != entries) return at + "crd_size differs from pos";
     for (int64_t q = 0; q < entries; q++) {
-      int64_t c = indexAt(r.crd[k], f.crdWidth(), q);
+      int64_t c = readIndex(r.crd[k], f.crdWidth(), q);
       if (c < 0 || c >= dim) return at + "coordinate out of range at " + std::to_string(q);
     }
     if (kind == LevelKind::Compressed || kind == LevelKind::CompressedNU)
       for (int64_t p = 0; p < positions; p++)
-        for (int64_t q = indexAt(r.pos[k], f.posWidth(), p) + 1; q < indexAt(r.pos[k], f.posWidth(), p + 1); q++) {
-          int64_t prev = indexAt(r.crd[k], f.crdWidth(), q - 1), c = indexAt(r.crd[k], f.crdWidth(), q);
+        for (int64_t q = readIndex(r.pos[k], f.posWidth(), p) + 1; q < readIndex(r.pos[k], f.posWidth(), p + 1); q++) {
+          int64_t prev = readIndex(r.crd[k], f.crdWidth(), q - 1), c = readIndex(r.crd[k], f.crdWidth(), q);
           if (c < prev || (kind == LevelKind::Compressed && c == prev))
             return at + "coordinates not sorted" + (kind == LevelKind::Compressed ? " and unique" : "") +
                    " in segment " + std::to_string(p);
@@ -136,6 +127,11 @@ std::string storageProblem(const TensorBase& t) {
 
 namespace {
 
+/// Compile `a` with `s`, run on `threads`, and compare with the reference evaluator;
+/// a failure names `what` and shows the generated code. The kernel runs three times into
+/// the same output (once for +=, which adds each time) and both the first result and the
+/// last are checked: the second run finds the trimmed first result's arrays, the third
+/// the room the second kept.
 ::testing::AssertionResult runMatches(const Assignment& a, const TensorBase& out, const Schedule& s, int threads,
                                       double tol, const std::string& what) {
   CooData expected = referenceEvaluate(a);
