@@ -182,8 +182,8 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   // and its rows hold 4 or more entries on average.
   EXPECT_NE(code.find("bool B1_streams = (B->crd_size[1] >= 2097152) && (B->crd_size[1] >= (4 * B->pos_size[1]));"),
             std::string::npos) << code;
-  EXPECT_NE(code.find("        __builtin_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024), 0, 0);\n"
-                      "        __builtin_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024), 0, 0);"),
+  EXPECT_NE(code.find("        __builtin_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024), 0, 3);\n"
+                      "        __builtin_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024), 0, 3);"),
             std::string::npos) << code;
   // Both flags are tested once, before the row loop: one copy of it per pair of values,
   // the last without hints and with the plain loop.
