@@ -158,6 +158,41 @@ TEST(Lowering, DenseRowsAreZeroedWhereTheyAreFilled) {
   EXPECT_FALSE(zeroes(M.assignment(), parseSchedule("reorder(k,i,j)", M.assignment())));  // k encloses i
 }
 
+TEST(Lowering, ThreadCopiesWrapTheWholeLoopNest) {
+  // A reduction parallelized inside the row loop (temporary strategy) allocates, zeroes
+  // and sums the per-thread copies once per call, around the nest: once per row was
+  // quadratic in the rows (SpMM on 4000 rows: 253 ms instead of 9).
+  IndexVar i("i"), j("j"), k("k");
+  TensorBase B = T("B", {6, 5}, "ds"), E = T("E", {5, 4}, "dd", 1.0);
+  TensorBase M("M", Datatype::Float64, {6, 4}, DenseFormat(2));
+  M(i, k) = B(i, j) * E(j, k);
+  for (const char* sched : {"parallelize(j,cpu_thread,temporary)", "split(i,i0,i1,2),parallelize(j,cpu_thread,temporary)",
+                            "split(j,j0,j1,2),parallelize(j1,cpu_thread,temporary)"}) {
+    SCOPED_TRACE(sched);
+    Assignment spmm = M.assignment();
+    std::string code = Kernel::emitC(spmm, parseSchedule(sched, spmm));
+    std::string compute = code.substr(code.find("int tessel_compute("));
+    const std::string allocation = "tessel_thread_copies = (double*)tessel_alloc(ntmp, sizeof(double), 1);";
+    size_t alloc = compute.find(allocation);
+    ASSERT_NE(alloc, std::string::npos) << compute;
+    EXPECT_EQ(compute.find("tessel_alloc(", alloc + allocation.size()), std::string::npos) << compute;
+    size_t firstLoop = compute.find("for (");
+    size_t sum = compute.find("M_vals[x] += tessel_thread_copies[");
+    size_t lastRowLoopEnd = compute.rfind("\n  }\n  for (int64_t t");
+    EXPECT_LT(alloc, firstLoop) << compute;
+    EXPECT_NE(sum, std::string::npos) << compute;
+    EXPECT_NE(lastRowLoopEnd, std::string::npos) << compute;  // the sum follows the outermost loop
+    EXPECT_LT(lastRowLoopEnd, sum) << compute;
+    EXPECT_NE(compute.find("double* restrict M_vals = tessel_thread_copies + "), std::string::npos) << compute;
+    for (int threads : {1, 2, 4})
+      EXPECT_TRUE(matchesReferenceScheduled("M(i,k) = B(i,j) * E(j,k)",
+                                            {{"B", randomCoo({37, 11}, 0.3, rng), CSR()},
+                                             {"E", randomCoo({11, 5}, 1.0, rng), DenseFormat(2)}},
+                                            DenseFormat(2), [&](const std::vector<IndexVar>&) { return std::string(sched); },
+                                            threads));
+  }
+}
+
 TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   IndexVar i("i"), j("j");
   TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));

@@ -60,7 +60,7 @@ class LoopLowerer {
     for (auto& st : out_.functionPrologue(phase_)) s.push_back(st);
     out_.resolve(env, phase_, s);
     if (!(phase_ == Phase::Symbolic && plan_.growRows)) {  // (assembly only allocates)
-      Stmt loops = descend(0, p_.assignment.rhs, env);
+      Stmt loops = threadCopies(descend(0, p_.assignment.rhs, env));
       for (auto& st : streamFlags_) s.push_back(st);
       s.push_back(loops);
     }
@@ -418,15 +418,19 @@ class LoopLowerer {
     return block(body);
   }
 
-  /// Temporary strategy: zeroed copies before the parallel loop, summed into the output after.
-  Stmt threadCopies(const Loop& l, const Stmt& loop) {
-    if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return loop;
+  /// Temporary strategy: zeroed copies before the loop nest, summed into the output
+  /// after it. Around the whole nest, not the parallel loop: a parallel loop inside a
+  /// row loop would otherwise allocate, zero and sum whole-output copies once per row
+  /// (quadratic). Deferring the sum is exact because every write adds (plan.scatter)
+  /// and nothing in the nest reads the output's values.
+  Stmt threadCopies(const Stmt& loops) {
+    if (!(pp_.temporary && phase_ == Phase::Numeric)) return loops;
     Expr vals = sym_.vals(0);
     Expr size = sym_.tensorField(0, "vals_size");
     Expr nt = var(sym_.fresh("nthreads"), i64()), total = var(sym_.fresh("ntmp"), i64());
     Expr t = var(sym_.fresh("t"), i64()), x = var(sym_.fresh("x"), i64());
     std::vector<Stmt> s = {decl(nt, maxThreads()),
-                           decl(total, mul(nt, size)), decl(tmp_), alloc(tmp_, total, true), loop};
+                           decl(total, mul(nt, size)), decl(tmp_), alloc(tmp_, total, true), loops};
     s.push_back(forRange(t, intImm(0), nt,
                          forRange(x, intImm(0), size, store(vals, x, load(tmp_, add(mul(t, size), x)), true),
                                   "omp parallel for schedule(static)")));
@@ -506,7 +510,7 @@ class LoopLowerer {
                                body));
       return block(s);
     }
-    s.push_back(threadCopies(l, forRange(c, intImm(0), count, threadBody(l, body), pragma(l))));
+    s.push_back(forRange(c, intImm(0), count, threadBody(l, body), pragma(l)));
     return block(s);
   }
 
@@ -580,7 +584,7 @@ class LoopLowerer {
         s.push_back(threadRanges(loop, vv, lo, hi, [](const Expr& r) { return r; }, body));
         return block(s);
       }
-      s.push_back(threadCopies(loop, forRange(vv, lo, hi, threadBody(loop, body), pragma(loop))));
+      s.push_back(forRange(vv, lo, hi, threadBody(loop, body), pragma(loop)));
       return block(s);
     }
 
@@ -590,8 +594,7 @@ class LoopLowerer {
       std::vector<Stmt> body = {decl(vv, crdOf(a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
       if (d > 0 && d + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
         s.push_back(prefetchAhead(a, static_cast<int>(env.in[a].size()), iv[a].beginValue));
-      s.push_back(threadCopies(loop, forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue,
-                                              threadBody(loop, body), pragma(loop))));
+      s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body), pragma(loop)));
       return block(s);
     }
     if (loop.parallel) {
