@@ -193,6 +193,58 @@ TEST(Lowering, ThreadCopiesWrapTheWholeLoopNest) {
   }
 }
 
+TEST(Lowering, SumMergesTimeABranchingAndABranchFreeLoop) {
+  // A sum of sparse operands merges in two variants, picked per row by a tuner that
+  // times both (lower/merge_tuner.h); only in the compute phase, and only where the
+  // merged levels are the operands' last (their positions index the values).
+  IndexVar i("i"), j("j"), k("k");
+  TensorBase A = T("A", {9, 8}, "ds"), B = T("B", {9, 8}, "ds"), C = T("C", {9, 8}, "ds");
+  TensorBase Y("Y", Datatype::Float64, {9, 8}, CSR());
+  Y(i, j) = A(i, j) + B(i, j) + C(i, j);
+  std::string code = Y.emitC();
+  std::string compute = code.substr(code.find("int tessel_compute("));
+  std::string assemble = code.substr(0, code.find("int tessel_compute("));
+  EXPECT_EQ(assemble.find("tune_"), std::string::npos) << assemble;
+  // Serial: the state lives for the whole call, and a trial starts it.
+  EXPECT_NE(compute.find("  int64_t tune_left = 1024;\n  int64_t tune_wait = 16384;\n"), std::string::npos) << compute;
+  EXPECT_NE(compute.find("if (tune_mode != 0) {"), std::string::npos) << compute;
+  EXPECT_NE(compute.find("if (jA == j) {\n          A_val = A_vals[pA1];\n          pA1 = pA1 + 1;\n        }"),
+            std::string::npos) << compute;
+  EXPECT_NE(compute.find("] = (A_val + B_val) + C_val;"), std::string::npos) << compute;
+  EXPECT_NE(compute.find("(tessel_sel_f64(jA == j, A_vals[pA1], 0.0) + tessel_sel_f64(jB == j, B_vals[pB1], 0.0))"),
+            std::string::npos) << compute;
+  EXPECT_NE(compute.find("int64_t tune_dt = tessel_min(tessel_clock() - tune_t0, (work * 100) + 800);"),
+            std::string::npos) << compute;
+  // In parallel: per thread range (trials on); in a loop whose body runs per row, the
+  // state would restart every row, so no trial starts there.
+  Assignment add3 = Y.assignment();
+  std::string ranges = Kernel::emitC(add3, defaultParallelSchedule(add3, 2));
+  size_t stop = ranges.find("int64_t i_block_stop = ");
+  ASSERT_NE(stop, std::string::npos) << ranges;
+  EXPECT_NE(ranges.find("int64_t tune_left = 1024;", stop), std::string::npos) << ranges;
+  TensorBase M("M", Datatype::Float64, {9, 8}, DenseFormat(2));
+  M(i, j) = A(i, j) + B(i, j);
+  Assignment dense = M.assignment();
+  std::string rows = Kernel::emitC(dense, parseSchedule("parallelize(i)", dense));
+  size_t par = rows.find("#pragma omp parallel for schedule(guided)");
+  ASSERT_NE(par, std::string::npos) << rows;
+  EXPECT_NE(rows.find("int64_t tune_left = 0;\n    int64_t tune_wait = 9223372036854775807LL;", par), std::string::npos)
+      << rows;
+  // C's merged level k is its first; its value sits below a dense level: no branching variant.
+  TensorBase Bi = T("Bi", {9, 8}, "ds"), Ck = T("Ck", {8, 9}, "sd"), y("y", Datatype::Float64, {9}, DenseFormat(1));
+  y(i) = Bi(i, k) + Ck(k, i);
+  EXPECT_EQ(y.emitC().find("tune_"), std::string::npos) << y.emitC();
+  // Enough rows for trials to end and the picked variant to run (both variants alternate
+  // during a trial, which every smaller test exercises).
+  std::mt19937_64 r(11);
+  for (int threads : {1, 2})
+    EXPECT_TRUE(matchesReferenceScheduled(
+        "Y(i,j) = A(i,j) + B(i,j) + C(i,j)",
+        {{"A", randomCoo({3000, 40}, 0.1, r), CSR()}, {"B", randomCoo({3000, 40}, 0.1, r), CSR()},
+         {"C", randomCoo({3000, 40}, 0.1, r), CSR()}},
+        CSR(), [](const std::vector<IndexVar>&) { return std::string(); }, threads));
+}
+
 TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   IndexVar i("i"), j("j");
   TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));

@@ -20,6 +20,7 @@ const char* kPrelude = R"(#include <stdint.h>
 #include <string.h>
 #include <stdbool.h>
 #include <math.h>
+#include <time.h>
 #ifdef _OPENMP
 #include <omp.h>
 #else
@@ -64,6 +65,16 @@ static inline int64_t tessel_sel_i64(int c, int64_t a, int64_t b) { return c ? a
 /* Integer division with C semantics, except that x/0 is 0 and INT64_MIN/-1 wraps. */
 static inline int64_t tessel_idiv(int64_t a, int64_t b) {
   return b == 0 ? 0 : (b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b);
+}
+/* A cycle counter (nanoseconds off x86): a merge times its two variants with it. */
+static inline int64_t tessel_clock(void) {
+#if defined(__x86_64__) || defined(__i386__)
+  return (int64_t)__builtin_ia32_rdtsc();
+#else
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+#endif
 }
 /* Sort a workspace's coordinate list: quicksort (median of three) down to short runs,
    then insertion sort; no comparator calls, unlike qsort. */

@@ -12,6 +12,7 @@
 
 #include "lower/level_format.h"
 #include "lower/merge_lattice.h"
+#include "lower/merge_tuner.h"
 #include "lower/output_assembly.h"
 #include "lower/position_search.h"
 #include "lower/symbols.h"
@@ -62,6 +63,7 @@ class LoopLowerer {
     if (!(phase_ == Phase::Symbolic && plan_.growRows)) {  // (assembly only allocates)
       Stmt loops = threadCopies(descend(0, p_.assignment.rhs, env));
       for (auto& st : streamFlags_) s.push_back(st);
+      for (auto& st : tuner_.declare(0, true)) s.push_back(st);  // merges outside parallel loops
       s.push_back(loops);
     }
     for (auto& st : out_.functionEpilogue(phase_)) s.push_back(st);
@@ -116,6 +118,7 @@ class LoopLowerer {
         Expr pos = env.in[a].empty() ? intImm(0) : env.in[a].back().pos;
         TESSEL_CHECK(env.in[a].size() == p_.inputs[a].levelVars.size(),
                      "access " + n.tensor->name + " not fully resolved at the leaf");
+        if (auto ld = env.loaded.find(a); ld != env.loaded.end()) return ld->second;
         Expr v = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), pos));
         auto pr = env.present.find(a);
         if (pr != env.present.end()) v = select(pr->second, v, value(IndexExpr(0.0), env));
@@ -340,7 +343,7 @@ class LoopLowerer {
   /// rather than one per block (all of it).
   /// `rowAt(c)`: the first row of iteration c; rowAt(end) is the row after the last.
   Stmt threadRanges(const Loop& l, const Expr& c, const Expr& begin, const Expr& end,
-                    const std::function<Expr(const Expr&)>& rowAt, std::vector<Stmt> body) {
+                    const std::function<Expr(const Expr&)>& rowAt, std::vector<Stmt> body, int tuneFrom) {
     std::vector<Stmt> s;
     Expr nt = declared("nthreads", maxThreads(), s);
     Expr base = declared("work_lo", out_.workBefore(rowAt(begin)), s);
@@ -364,6 +367,7 @@ class LoopLowerer {
     Expr last = cut(add(t, intImm(1)), l.var.name() + "_to");
     // The last thread also takes trailing rows the bound gives nothing (empty rows).
     Expr stop = declared(l.var.name() + "_stop", select(eq(add(t, intImm(1)), nt), end, last), range);
+    for (auto& st : tuner_.declare(tuneFrom, true)) range.push_back(st);  // one range per thread
     if (out_.fillsDownward())
       range.push_back(pairedRange(l, c, first, stop, t, nt, rowAt, body, range));
     else
@@ -405,9 +409,11 @@ class LoopLowerer {
   /// The body of one iteration of a parallel loop: it starts its own output window
   /// (one-pass parallel assembly); under the temporary strategy it writes the thread's
   /// own copy of the output.
-  Stmt threadBody(const Loop& l, std::vector<Stmt> body) {
+  Stmt threadBody(const Loop& l, std::vector<Stmt> body, int tuneFrom) {
     if (l.parallel && phase_ == Phase::Numeric) {
       std::vector<Stmt> start = out_.iterationPrologue();
+      // The state would restart every iteration (a row, perhaps): no trials there.
+      for (auto& st : tuner_.declare(tuneFrom, false)) start.push_back(st);
       body.insert(body.begin(), start.begin(), start.end());
     }
     if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return block(body);
@@ -442,6 +448,7 @@ class LoopLowerer {
   /// of an operand's positions.
   Stmt lowerChunk(int d, const IndexExpr& e, const Env& env) {
     const Loop& l = nest_.loops[d];
+    const int tuneFrom = tuner_.sites();  // merge sites below this loop are opened from here
     std::vector<Stmt> s;
     Env inner = env;
     Expr lo, hi, qb, qe;  // qb, qe: fuse+pos, the positions of the level above
@@ -507,10 +514,10 @@ class LoopLowerer {
     body.push_back(descend(d + 1, e, inner));
     if (l.parallel && phase_ == Phase::Numeric && out_.threadRangesOfRows() && !l.overPositions) {
       s.push_back(threadRanges(l, c, intImm(0), count, [&](const Expr& k) { return minOf(add(lo, mul(k, size)), hi); },
-                               body));
+                               body, tuneFrom));
       return block(s);
     }
-    s.push_back(forRange(c, intImm(0), count, threadBody(l, body), pragma(l)));
+    s.push_back(forRange(c, intImm(0), count, threadBody(l, body, tuneFrom), pragma(l)));
     return block(s);
   }
 
@@ -525,10 +532,83 @@ class LoopLowerer {
     return true;
   }
 
+  /// A merge without cases whose iterators walk their operands' last levels (so their
+  /// positions are their values'), in the compute phase: it has a branching variant.
+  bool branchable(int d, const LatticePoint& pt, const std::vector<LatticePoint>& cases,
+                  const std::map<int, IterVars>& iv, const Env& env) const {
+    if (phase_ != Phase::Numeric || !mergesWithoutCases(d, pt, cases, iv)) return false;
+    for (int a : pt.iterators)
+      if (env.in[a].size() + 1 != p_.inputs[a].levelVars.size()) return false;
+    return true;
+  }
+
+  /// The coordinate at position p of access a's next unresolved level.
+  Expr coordAt(const Env& env, int a, const Expr& p) const {
+    int k = static_cast<int>(env.in[a].size());
+    return fmt(a, k).coordinate(sym_.arrays(p_.inputs[a].arg, k), p);
+  }
+
+  /// One while loop per lattice point, merging the sorted coordinates of its iterators.
+  /// A point whose every subset of iterators is a case ending in the leaf (a sum) reads
+  /// absent operands as zero: with `branching`, each iterator that holds the coordinate
+  /// loads its value and advances in an `if` (speculated past the coordinate loads);
+  /// without, the values are selected and the iterators advance by their comparisons.
+  std::vector<Stmt> mergeLoops(int d, const MergeLattice& L, const Env& env, std::map<int, IterVars>& iv,
+                               const Expr& vv, bool branching) {
+    std::vector<Stmt> loops;
+    for (auto& pt : L.points) {
+      if (pt.iterators.empty()) continue;
+      Expr cond = nullptr;
+      for (int a : pt.iterators) {
+        Expr c = lt(iv[a].pos, iv[a].end);
+        cond = cond ? land(cond, c) : c;
+      }
+      std::vector<Stmt> body;
+      Expr minCrd = nullptr;
+      for (int a : pt.iterators) {
+        body.push_back(decl(iv[a].crd, coordAt(env, a, iv[a].pos)));
+        minCrd = minCrd ? minOf(minCrd, iv[a].crd) : iv[a].crd;
+      }
+      body.push_back(decl(vv, minCrd));
+      for (int a : pt.iterators)
+        body.push_back(segment(iv[a], vv));
+      std::vector<LatticePoint> cases = L.subLattice(pt);
+      if (branching && branchable(d, pt, cases, iv, env)) {
+        Env e2 = env;
+        Datatype ct = sym_.computeType();
+        for (int a : pt.iterators) {
+          Expr val = var(sym_.fresh(p_.args[p_.inputs[a].arg].cname + "_val"), scalar(ct));
+          Expr loaded = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), iv[a].pos));
+          body.push_back(decl(val, zeroOf(ct)));
+          body.push_back(ifThen(eq(iv[a].crd, vv), block({assign(val, loaded), assign(iv[a].pos, add(iv[a].pos, intImm(1)))})));
+          e2.loaded[a] = val;
+        }
+        body.push_back(caseBody(d, cases[0], e2, iv, vv));
+      } else if (mergesWithoutCases(d, pt, cases, iv)) {
+        Env e2 = env;
+        for (int a : pt.iterators) e2.present[a] = eq(iv[a].crd, vv);
+        body.push_back(caseBody(d, cases[0], e2, iv, vv));
+        for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
+      } else if (pt.iterators.size() == 1 && cases.size() == 1) {
+        // One iterator left: its coordinate is the loop's, so no case test and no
+        // conditional advance.
+        const IterVars& it = iv[pt.iterators[0]];
+        body.push_back(caseBody(d, cases[0], env, iv, vv));
+        body.push_back(assign(it.pos, it.unique ? add(it.pos, intImm(1)) : it.seg));
+      } else {
+        body.push_back(caseChain(d, cases, env, iv, vv));
+        for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
+      }
+      loops.push_back(whileLoop(cond, block(body)));
+    }
+    return loops;
+  }
+
   Stmt lowerAt(int d, const IndexExpr& e, const Env& env) {
     if (d == depthLimit_) return leaf(e, env);
     const Loop& loop = nest_.loops[d];
     if (loop.kind == Loop::Kind::Chunk) return lowerChunk(d, e, env);
+    const int tuneFrom = tuner_.sites();
     const IndexVar& v = loop.of;
     MergeLattice L = buildLattice(e, [&](const tessel::ExprNode* n) { return iteratedAt(env, n, v); });
     if (L.empty()) return block({});
@@ -561,10 +641,7 @@ class LoopLowerer {
       }
     };
     Expr vv = sym_.indexVar(v);
-    auto crdOf = [&](int a, const Expr& p) {
-      return fmt(a, static_cast<int>(env.in[a].size())).coordinate(sym_.arrays(p_.inputs[a].arg, static_cast<int>(env.in[a].size())), p);
-    };
-    auto loadCrd = [&](int a) { return decl(iv[a].crd, crdOf(a, iv[a].pos)); };
+    auto crdOf = [&](int a, const Expr& p) { return coordAt(env, a, p); };
 
     if (L.needsDenseLoop()) {
       if (loop.parallel && !its.empty())
@@ -581,10 +658,10 @@ class LoopLowerer {
       body.push_back(caseChain(d, L.points, env, iv, vv));
       for (int a : its) body.push_back(advance(iv[a], vv));
       if (loop.parallel && phase_ == Phase::Numeric && out_.threadRangesOfRows()) {
-        s.push_back(threadRanges(loop, vv, lo, hi, [](const Expr& r) { return r; }, body));
+        s.push_back(threadRanges(loop, vv, lo, hi, [](const Expr& r) { return r; }, body, tuneFrom));
         return block(s);
       }
-      s.push_back(forRange(vv, lo, hi, threadBody(loop, body), pragma(loop)));
+      s.push_back(forRange(vv, lo, hi, threadBody(loop, body, tuneFrom), pragma(loop)));
       return block(s);
     }
 
@@ -594,7 +671,7 @@ class LoopLowerer {
       std::vector<Stmt> body = {decl(vv, crdOf(a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
       if (d > 0 && d + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
         s.push_back(prefetchAhead(a, static_cast<int>(env.in[a].size()), iv[a].beginValue));
-      s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body), pragma(loop)));
+      s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body, tuneFrom), pragma(loop)));
       return block(s);
     }
     if (loop.parallel) {
@@ -604,43 +681,23 @@ class LoopLowerer {
                              ", which is sequential; split it and parallelize the outer loop");
     }
     declareIterators();
-
-    for (auto& pt : L.points) {
-      if (pt.iterators.empty()) continue;
-      Expr cond = nullptr;
-      for (int a : pt.iterators) {
-        Expr c = lt(iv[a].pos, iv[a].end);
-        cond = cond ? land(cond, c) : c;
-      }
-      std::vector<Stmt> body;
-      Expr minCrd = nullptr;
-      for (int a : pt.iterators) {
-        body.push_back(loadCrd(a));
-        minCrd = minCrd ? minOf(minCrd, iv[a].crd) : iv[a].crd;
-      }
-      body.push_back(decl(vv, minCrd));
-      for (int a : pt.iterators)
-        body.push_back(segment(iv[a], vv));
-      std::vector<LatticePoint> cases = L.subLattice(pt);
-      if (mergesWithoutCases(d, pt, cases, iv)) {
-        // Every non-empty subset of the iterators is a case and each ends in the leaf:
-        // one body reads absent operands as zero (branch-free merge, e.g. sums).
-        Env e2 = env;
-        for (int a : pt.iterators) e2.present[a] = eq(iv[a].crd, vv);
-        body.push_back(caseBody(d, cases[0], e2, iv, vv));
-        for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
-      } else if (pt.iterators.size() == 1 && cases.size() == 1) {
-        // One iterator left: its coordinate is the loop's, so no case test and no
-        // conditional advance.
-        const IterVars& it = iv[pt.iterators[0]];
-        body.push_back(caseBody(d, cases[0], env, iv, vv));
-        body.push_back(assign(it.pos, it.unique ? add(it.pos, intImm(1)) : it.seg));
-      } else {
-        body.push_back(caseChain(d, cases, env, iv, vv));
-        for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
-      }
-      s.push_back(whileLoop(cond, block(body)));
+    // A union merged without cases (sums) in the compute phase runs in two variants,
+    // branch-free and branching, and a tuner picks per segment (lower/merge_tuner.h).
+    bool tuned = false;
+    for (auto& pt : L.points)
+      tuned |= !pt.iterators.empty() && branchable(d, pt, L.subLattice(pt), iv, env);
+    if (!tuned) {
+      for (Stmt& loop : mergeLoops(d, L, env, iv, vv, false)) s.push_back(loop);
+      return block(s);
     }
+    int site = tuner_.open();
+    Expr work = nullptr;
+    for (int a : its) work = work ? add(work, sub(iv[a].end, iv[a].pos)) : sub(iv[a].end, iv[a].pos);
+    work = declared("work", work, s);
+    for (auto& st : tuner_.pick(site)) s.push_back(st);
+    s.push_back(ifThen(tuner_.branching(site), block(mergeLoops(d, L, env, iv, vv, true)),
+                       block(mergeLoops(d, L, env, iv, vv, false))));
+    for (auto& st : tuner_.done(site, work)) s.push_back(st);
     return block(s);
   }
 
@@ -653,6 +710,7 @@ class LoopLowerer {
   OutputAssembly out_;
   int depthLimit_;
   int workspaceAt_;  ///< nest index where the workspace row starts
+  MergeTuner tuner_{sym_};
   Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
   std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
   static constexpr int64_t kPrefetchAhead = 1024;        ///< positions: 8 KB of doubles, 4 KB of int32

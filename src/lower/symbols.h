@@ -35,6 +35,9 @@ struct Env {
   /// Per input access: the condition under which it holds an entry at the current
   /// point (a merged union evaluated without a case chain); absent means always.
   std::map<int, ir::Expr> present;
+  /// Per input access: a variable already holding its value (zero where absent; the
+  /// branching variant of a merged union loads it while advancing).
+  std::map<int, ir::Expr> loaded;
   std::vector<LevelState> out;                ///< resolved output levels
   ir::Expr acc;                               ///< numeric: scalar accumulator in use
   bool inWorkspace = false;

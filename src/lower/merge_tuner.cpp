@@ -1,0 +1,61 @@
+#include "lower/merge_tuner.h"
+
+#include <limits>
+
+namespace tessel::lower {
+
+using namespace ir;
+
+int MergeTuner::open() {
+  std::string base = sym_.fresh("tune");
+  auto v = [&](const char* name) { return var(base + "_" + name, i64()); };
+  sites_.push_back(Site{v("left"), v("mode"), v("best"), v("wait"), v("t0"), v("cycles0"), v("cycles1"),
+                        v("work0"), v("work1")});
+  return sites() - 1;
+}
+
+std::vector<Stmt> MergeTuner::declare(int from, bool tuning) {
+  std::vector<Stmt> s;
+  for (int k = from; k < sites(); k++) {
+    Site& t = sites_[k];
+    if (t.declared) continue;
+    t.declared = true;
+    // A trial first; without tuning, no trial ever starts.
+    s.push_back(decl(t.left, intImm(tuning ? 2 * kTrialSegments : 0)));
+    s.push_back(decl(t.wait, intImm(tuning ? kRetrialAfter : std::numeric_limits<int64_t>::max())));
+    for (const Expr& e : {t.mode, t.best, t.t0, t.cycles0, t.cycles1, t.work0, t.work1}) s.push_back(decl(e, intImm(0)));
+  }
+  return s;
+}
+
+std::vector<Stmt> MergeTuner::pick(int site) const {
+  const Site& t = sites_[site];
+  Stmt trial = block({assign(t.mode, sub(intImm(1), t.mode)), assign(t.t0, call("tessel_clock", {}, i64()))});
+  Stmt restart = block({assign(t.left, intImm(2 * kTrialSegments)), assign(t.cycles0, intImm(0)),
+                        assign(t.cycles1, intImm(0)), assign(t.work0, intImm(0)), assign(t.work1, intImm(0))});
+  Stmt settled = block({assign(t.mode, t.best), assign(t.wait, sub(t.wait, intImm(1))),
+                        ifThen(binary(ExprOp::Le, t.wait, intImm(0)), restart)});
+  return {ifThen(binary(ExprOp::Gt, t.left, intImm(0)), trial, settled)};
+}
+
+Expr MergeTuner::branching(int site) const { return binary(ExprOp::Ne, sites_[site].mode, intImm(0)); }
+
+std::vector<Stmt> MergeTuner::done(int site, const Expr& work) const {
+  const Site& t = sites_[site];
+  Expr dt = var(sym_.fresh("tune_dt"), i64());
+  auto f64 = [](const Expr& e) { return cast(scalar(Datatype::Float64), e); };
+  // Faster per merged entry: cycles1 / work1 < cycles0 / work0.
+  Expr better = lt(mul(f64(t.cycles1), f64(t.work0)), mul(f64(t.cycles0), f64(t.work1)));
+  Stmt settle = block({assign(t.best, cast(i64(), better)), assign(t.wait, intImm(kRetrialAfter))});
+  // A segment interrupted (a timer tick, a page fault) would outweigh hundreds of
+  // others: count at most kMaxCyclesPerEntry per entry (both variants take 5-40).
+  Expr cap = add(mul(work, intImm(kMaxCyclesPerEntry)), intImm(kMaxCyclesPerEntry * 8));
+  Stmt timed = block({decl(dt, minOf(sub(call("tessel_clock", {}, i64()), t.t0), cap)),
+                      ifThen(branching(site),
+                             block({assign(t.cycles1, add(t.cycles1, dt)), assign(t.work1, add(t.work1, work))}),
+                             block({assign(t.cycles0, add(t.cycles0, dt)), assign(t.work0, add(t.work0, work))})),
+                      assign(t.left, sub(t.left, intImm(1))), ifThen(eq(t.left, intImm(0)), settle)});
+  return {ifThen(binary(ExprOp::Gt, t.left, intImm(0)), timed)};
+}
+
+}  // namespace tessel::lower
