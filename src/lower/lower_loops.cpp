@@ -553,51 +553,51 @@ class LoopLowerer {
   /// absent operands as zero: with `branching`, each iterator that holds the coordinate
   /// loads its value and advances in an `if` (speculated past the coordinate loads);
   /// without, the values are selected and the iterators advance by their comparisons.
-  std::vector<Stmt> mergeLoops(int d, const MergeLattice& L, const Env& env, std::map<int, IterVars>& iv,
+  std::vector<Stmt> mergeLoops(int d, const MergeLattice& L, const Env& env, const std::map<int, IterVars>& iv,
                                const Expr& vv, bool branching) {
     std::vector<Stmt> loops;
     for (auto& pt : L.points) {
       if (pt.iterators.empty()) continue;
       Expr cond = nullptr;
       for (int a : pt.iterators) {
-        Expr c = lt(iv[a].pos, iv[a].end);
+        Expr c = lt(iv.at(a).pos, iv.at(a).end);
         cond = cond ? land(cond, c) : c;
       }
       std::vector<Stmt> body;
       Expr minCrd = nullptr;
       for (int a : pt.iterators) {
-        body.push_back(decl(iv[a].crd, coordAt(env, a, iv[a].pos)));
-        minCrd = minCrd ? minOf(minCrd, iv[a].crd) : iv[a].crd;
+        body.push_back(decl(iv.at(a).crd, coordAt(env, a, iv.at(a).pos)));
+        minCrd = minCrd ? minOf(minCrd, iv.at(a).crd) : iv.at(a).crd;
       }
       body.push_back(decl(vv, minCrd));
       for (int a : pt.iterators)
-        body.push_back(segment(iv[a], vv));
+        body.push_back(segment(iv.at(a), vv));
       std::vector<LatticePoint> cases = L.subLattice(pt);
       if (branching && branchable(d, pt, cases, iv, env)) {
         Env e2 = env;
         Datatype ct = sym_.computeType();
         for (int a : pt.iterators) {
           Expr val = var(sym_.fresh(p_.args[p_.inputs[a].arg].cname + "_val"), scalar(ct));
-          Expr loaded = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), iv[a].pos));
+          Expr loaded = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), iv.at(a).pos));
           body.push_back(decl(val, zeroOf(ct)));
-          body.push_back(ifThen(eq(iv[a].crd, vv), block({assign(val, loaded), assign(iv[a].pos, add(iv[a].pos, intImm(1)))})));
+          body.push_back(ifThen(eq(iv.at(a).crd, vv), block({assign(val, loaded), assign(iv.at(a).pos, add(iv.at(a).pos, intImm(1)))})));
           e2.loaded[a] = val;
         }
         body.push_back(caseBody(d, cases[0], e2, iv, vv));
       } else if (mergesWithoutCases(d, pt, cases, iv)) {
         Env e2 = env;
-        for (int a : pt.iterators) e2.present[a] = eq(iv[a].crd, vv);
+        for (int a : pt.iterators) e2.present[a] = eq(iv.at(a).crd, vv);
         body.push_back(caseBody(d, cases[0], e2, iv, vv));
-        for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
+        for (int a : pt.iterators) body.push_back(advance(iv.at(a), vv));
       } else if (pt.iterators.size() == 1 && cases.size() == 1) {
         // One iterator left: its coordinate is the loop's, so no case test and no
         // conditional advance.
-        const IterVars& it = iv[pt.iterators[0]];
+        const IterVars& it = iv.at(pt.iterators[0]);
         body.push_back(caseBody(d, cases[0], env, iv, vv));
         body.push_back(assign(it.pos, it.unique ? add(it.pos, intImm(1)) : it.seg));
       } else {
         body.push_back(caseChain(d, cases, env, iv, vv));
-        for (int a : pt.iterators) body.push_back(advance(iv[a], vv));
+        for (int a : pt.iterators) body.push_back(advance(iv.at(a), vv));
       }
       loops.push_back(whileLoop(cond, block(body)));
     }
@@ -641,7 +641,6 @@ class LoopLowerer {
       }
     };
     Expr vv = sym_.indexVar(v);
-    auto crdOf = [&](int a, const Expr& p) { return coordAt(env, a, p); };
 
     if (L.needsDenseLoop()) {
       if (loop.parallel && !its.empty())
@@ -652,7 +651,7 @@ class LoopLowerer {
       std::vector<Stmt> body;
       for (int a : its) {
         body.push_back(decl(iv[a].crd, extent));
-        body.push_back(ifThen(lt(iv[a].pos, iv[a].end), assign(iv[a].crd, crdOf(a, iv[a].pos))));
+        body.push_back(ifThen(lt(iv[a].pos, iv[a].end), assign(iv[a].crd, coordAt(env, a, iv[a].pos))));
         body.push_back(segment(iv[a], vv));
       }
       body.push_back(caseChain(d, L.points, env, iv, vv));
@@ -668,7 +667,7 @@ class LoopLowerer {
     if (L.points.size() == 1 && its.size() == 1 && iv.begin()->second.unique) {
       // One sorted unique iterator: a plain for loop over its positions.
       int a = *its.begin();
-      std::vector<Stmt> body = {decl(vv, crdOf(a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
+      std::vector<Stmt> body = {decl(vv, coordAt(env, a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
       if (d > 0 && d + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
         s.push_back(prefetchAhead(a, static_cast<int>(env.in[a].size()), iv[a].beginValue));
       s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body, tuneFrom), pragma(loop)));
@@ -691,13 +690,15 @@ class LoopLowerer {
       return block(s);
     }
     int site = tuner_.open();
-    Expr work = nullptr;
-    for (int a : its) work = work ? add(work, sub(iv[a].end, iv[a].pos)) : sub(iv[a].end, iv[a].pos);
-    work = declared("work", work, s);
+    Expr entries = nullptr;  // the segment's entries, from its bounds (the positions move)
+    for (int a : its) {
+      Expr n = sub(iv[a].end, iv[a].beginValue);
+      entries = entries ? add(entries, n) : n;
+    }
     for (auto& st : tuner_.pick(site)) s.push_back(st);
     s.push_back(ifThen(tuner_.branching(site), block(mergeLoops(d, L, env, iv, vv, true)),
                        block(mergeLoops(d, L, env, iv, vv, false))));
-    for (auto& st : tuner_.done(site, work)) s.push_back(st);
+    for (auto& st : tuner_.done(site, entries)) s.push_back(st);
     return block(s);
   }
 

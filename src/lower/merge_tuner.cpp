@@ -40,8 +40,10 @@ std::vector<Stmt> MergeTuner::pick(int site) const {
 
 Expr MergeTuner::branching(int site) const { return binary(ExprOp::Ne, sites_[site].mode, intImm(0)); }
 
-std::vector<Stmt> MergeTuner::done(int site, const Expr& work) const {
+std::vector<Stmt> MergeTuner::done(int site, const Expr& entries) const {
   const Site& t = sites_[site];
+  // Evaluated only in a trial: off the segment's hot path.
+  Expr work = var(sym_.fresh("work"), i64());
   Expr dt = var(sym_.fresh("tune_dt"), i64());
   auto f64 = [](const Expr& e) { return cast(scalar(Datatype::Float64), e); };
   // Faster per merged entry: cycles1 / work1 < cycles0 / work0.
@@ -50,7 +52,7 @@ std::vector<Stmt> MergeTuner::done(int site, const Expr& work) const {
   // A segment interrupted (a timer tick, a page fault) would outweigh hundreds of
   // others: count at most kMaxCyclesPerEntry per entry (both variants take 5-40).
   Expr cap = add(mul(work, intImm(kMaxCyclesPerEntry)), intImm(kMaxCyclesPerEntry * 8));
-  Stmt timed = block({decl(dt, minOf(sub(call("tessel_clock", {}, i64()), t.t0), cap)),
+  Stmt timed = block({decl(work, entries), decl(dt, minOf(sub(call("tessel_clock", {}, i64()), t.t0), cap)),
                       ifThen(branching(site),
                              block({assign(t.cycles1, add(t.cycles1, dt)), assign(t.work1, add(t.work1, work))}),
                              block({assign(t.cycles0, add(t.cycles0, dt)), assign(t.work0, add(t.work0, work))})),

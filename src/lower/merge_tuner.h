@@ -27,8 +27,9 @@ class MergeTuner {
   std::vector<ir::Stmt> pick(int site) const;
   /// True when the segment runs the branching variant.
   ir::Expr branching(int site) const;
-  /// After the site's loops: `work` entries were merged; ends a timed segment.
-  std::vector<ir::Stmt> done(int site, const ir::Expr& work) const;
+  /// After the site's loops: ends a timed segment, which merged `entries` entries (an
+  /// expression still valid after the loops).
+  std::vector<ir::Stmt> done(int site, const ir::Expr& entries) const;
 
   /// Declarations of the state of sites [from, sites()) not declared yet. Where the
   /// state would restart too often (a parallel loop's body run once per row), `tuning`
