@@ -545,8 +545,11 @@ TEST(Kernels, RecomputedOutputsReuseTheirArrays) {
   };
   // Densities per round: round 1 grows past round 0, rounds 2 and 3 are smaller and equal.
   const std::vector<double> density = {0.1, 0.3, 0.05, 0.05};
+  // Parallel workspace rows (the product): thread 0 appends to the output's own arrays,
+  // which on 2 threads it outgrows in round 1 (regrown inside the loop, the old ones
+  // poisoned and freed) and on 4 threads the join does (keeping thread 0's entries).
   for (const Case& c : cases)
-    for (int threads : {1, 2}) {
+    for (int threads : {1, 2, 4}) {
       std::vector<std::vector<Operand>> rounds;
       for (size_t r = 0; r < density.size(); r++) {
         if (r == 3) {

@@ -193,27 +193,79 @@ static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64
   *cap = c;
   return 0;
 }
+/* The first of n items in share t of m (shares differ by at most one). */
+static inline int64_t tessel_share(int64_t n, int64_t m, int64_t t) { return n / m * t + n % m * t / m; }
+/* Growing workspace rows in parallel, thread t's arrays. Thread 0 appends to the
+   output's own arrays (plain blocks; kept from an earlier run when there are any): no
+   fresh pages to fault in, and the join leaves its entries where they are. The others
+   get new arrays with a quarter more than their share of `guess` (the last run's entry
+   count), so that a thread a little over its share does not regrow. Sets *crd, *vals and
+   *cap; nonzero when memory ran out (then no arrays). */
+static int tessel_thread_arrays(int64_t t, int64_t nt, void* out_crd, void* out_vals, size_t cs, size_t vs,
+                                int64_t guess, void** crd, void** vals, int64_t* cap) {
+  if (t == 0 && out_crd && out_vals) {
+    int64_t c = (int64_t)(malloc_usable_size(out_crd) / cs), v = (int64_t)(malloc_usable_size(out_vals) / vs);
+    *cap = c < v ? c : v;
+    *crd = out_crd;
+    *vals = out_vals;
+    if (tessel_poisoning()) {
+      memset(out_crd, 0xFF, (size_t)*cap * cs);
+      memset(out_vals, 0xFF, (size_t)*cap * vs);
+    }
+    return 0;
+  }
+  int64_t share = guess / nt;
+  *cap = share + share / 4 + 1;
+  *crd = tessel_alloc(*cap, cs, 0);
+  *vals = tessel_alloc(*cap, vs, 0);
+  if (*crd && *vals) return 0;
+  free(*crd);
+  free(*vals);
+  *crd = *vals = NULL;
+  *cap = 0;
+  return 1;
+}
 /* Growing workspace rows in parallel, after the loop: thread t appended its range of
-   rows to crd[t] / vals[t] (n[t + 1] entries, n[0] = 0). Joins them, in thread order,
-   into the output's arrays (kept when large enough; copies in parallel), frees the
-   threads' arrays, and returns the entry count; -2 when memory ran out (failed). */
+   rows to crd[t] / vals[t] (n[t + 1] entries, n[0] = 0; tessel_thread_arrays). Thread
+   0's arrays become the output's (the output's old arrays, when thread 0 took them, are
+   in there or freed), grown to the total when short; the other threads' entries are
+   copied after its own, all threads copying an equal part, and their arrays freed.
+   Returns the entry count; -2 when memory ran out (failed), the output then without
+   arrays. */
 static int64_t tessel_join_threads(int64_t nt, int64_t* crd, int64_t* vals, int64_t* n, size_t cs, size_t vs,
                                    void** out_crd, void** out_vals, int64_t failed) {
   for (int64_t t = 0; t < nt; t++) n[t + 1] += n[t];
-  char* c = failed ? NULL : (char*)tessel_take(out_crd, n[nt], cs, 0);
-  char* v = c ? (char*)tessel_take(out_vals, n[nt], vs, 0) : NULL;
-  int ok = c && v;
-  #pragma omp parallel for schedule(static, 1)
-  for (int64_t t = 0; t < nt; t++) {
-    char* tc = (char*)(intptr_t)crd[t];
-    char* tv = (char*)(intptr_t)vals[t];
-    if (ok && n[t + 1] > n[t]) {
-      memcpy(c + n[t] * cs, tc, (size_t)(n[t + 1] - n[t]) * cs);
-      memcpy(v + n[t] * vs, tv, (size_t)(n[t + 1] - n[t]) * vs);
-    }
-    free(tc);
-    free(tv);
+  char* c = (char*)(intptr_t)crd[0];
+  char* v = (char*)(intptr_t)vals[0];
+  int ok = !failed && c && v;
+  if (ok && !(tessel_has_room(c, n[nt], cs) && tessel_has_room(v, n[nt], vs))) {
+    char* nc = (char*)tessel_regrow(c, cs, n[1], n[nt]);
+    if (nc) c = nc; else ok = 0;
+    char* nv = ok ? (char*)tessel_regrow(v, vs, n[1], n[nt]) : NULL;
+    if (nv) v = nv; else ok = 0;
   }
+  int64_t from = n[1], len = n[nt] - n[1];
+  #pragma omp parallel for schedule(static, 1)
+  for (int64_t p = 0; p < nt; p++) {
+    int64_t lo = from + tessel_share(len, nt, p), hi = from + tessel_share(len, nt, p + 1);
+    for (int64_t t = 1; ok && t < nt; t++) {
+      int64_t a = n[t] > lo ? n[t] : lo, b = n[t + 1] < hi ? n[t + 1] : hi;
+      if (a >= b) continue;
+      memcpy(c + a * cs, (char*)(intptr_t)crd[t] + (a - n[t]) * cs, (size_t)(b - a) * cs);
+      memcpy(v + a * vs, (char*)(intptr_t)vals[t] + (a - n[t]) * vs, (size_t)(b - a) * vs);
+    }
+  }
+  for (int64_t t = 1; t < nt; t++) {
+    free((void*)(intptr_t)crd[t]);
+    free((void*)(intptr_t)vals[t]);
+  }
+  if (!ok) {
+    free(c);
+    free(v);
+    c = v = NULL;
+  }
+  *out_crd = c;
+  *out_vals = v;
   return ok ? n[nt] : -2;
 }
 /* One-pass parallel assembly. Each thread fills its range of rows within its window of
@@ -253,8 +305,6 @@ static void tessel_start_at(void** data, void** block, int64_t offset, size_t si
    pieces move at once. Returns the entry count, -1 when it exceeds a 32-bit pos, -2
    out of memory. */
 #define TESSEL_POS(r) (pos64 ? ((const int64_t*)pos)[r] : (int64_t)((const int32_t*)pos)[r])
-/* The first of n items in share t of m (shares differ by at most one). */
-static inline int64_t tessel_share(int64_t n, int64_t m, int64_t t) { return n / m * t + n % m * t / m; }
 static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* pos, int pos64,
                                   char* crd, size_t cs, char* vals, size_t vs, int64_t* offset) {
   int64_t nt = omp_get_max_threads(), n = 1, total = 0, nr = 0;

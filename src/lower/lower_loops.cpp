@@ -349,7 +349,7 @@ class LoopLowerer {
     Expr base = declared("work_lo", out_.workBefore(rowAt(begin)), s);
     Expr total = declared("work_n", sub(out_.workBefore(rowAt(end)), base), s);
     Expr t = var(sym_.fresh("t"), i64());
-    std::vector<Stmt> range = out_.iterationPrologue();
+    std::vector<Stmt> range = out_.iterationPrologue(t);
     // The first iteration whose row starts at or after the k-th of nt shares of the work.
     auto cut = [&](const Expr& k, const std::string& name) {
       Expr share = add(mul(binary(ExprOp::Div, total, nt), k),

@@ -555,22 +555,26 @@ Expr OutputAssembly::workBefore(const Expr& row) const {
   return offset;
 }
 
-std::vector<Stmt> OutputAssembly::iterationPrologue() const {
+std::vector<Stmt> OutputAssembly::iterationPrologue(const Expr& thread) const {
   if (threadBuffers()) {
-    // The thread's own arrays (shadowing the output's), a share of the first guess.
+    // The thread's own arrays (shadowing the output's); thread 0 takes the output's.
+    if (!thread) throw InternalError("thread arrays outside a range of rows per thread");
     int k = order() - 1;
     const LevelArrays& la = sym_.arrays(0, k);
     Expr crd = var(la.crd->name, ptr(la.crd->type.elem)), vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-    Expr nt = maxThreads();
-    Expr guess = sym_.tensorField(0, "vals_size");
-    std::string c = capacity_->name;
+    const std::string& a = sym_.tensorName(0);
+    std::string ks = std::to_string(k);
     // No return inside the parallel loop: a failure is flagged, and the thread's rows
     // are dropped (the kernel then reports it).
-    return {decl(q_[k], intImm(0)), decl(capacity_, plus1(binary(ExprOp::Div, guess, nt))),
-            decl(crd, call("tessel_alloc", {capacity_, var("sizeof(*" + crd->name + ")", i64()), intImm(0)}, crd->type)),
-            decl(vals,
-                 call("tessel_alloc", {capacity_, var("sizeof(*" + vals->name + ")", i64()), intImm(0)}, vals->type)),
-            raw("if (!" + crd->name + " || !" + vals->name + ") { " + failed_->name + " = 1; " + c + " = 0; }")};
+    auto arg = [](const std::string& text) { return var(text, i64()); };
+    Expr take = call("tessel_thread_arrays",
+                     {thread, maxThreads(), arg(a + "->crd[" + ks + "]"), arg(a + "->vals"),
+                      arg("sizeof(*" + crd->name + ")"), arg("sizeof(*" + vals->name + ")"),
+                      sym_.tensorField(0, "vals_size"), arg("(void**)&" + crd->name),
+                      arg("(void**)&" + vals->name), arg("&" + capacity_->name)},
+                     i64());
+    return {decl(q_[k], intImm(0)), decl(capacity_, intImm(0)), decl(crd, arg("NULL")), decl(vals, arg("NULL")),
+            ifThen(binary(ExprOp::Ne, take, intImm(0)), assign(failed_, intImm(1)))};
   }
   if (!plan_.rowOffsets) return {};
   return {decl(q_[order() - 1], intImm(-1))};
