@@ -62,6 +62,19 @@ static inline float tessel_sel_f32(int c, float a, float b) {
   return a;
 }
 static inline int64_t tessel_sel_i64(int c, int64_t a, int64_t b) { return c ? a : b; }
+/* x, kept from fusing with the add it feeds (an empty asm the compiler cannot see
+   through). A one-chain sparse dot product then waits for the add alone per entry, not
+   the multiply-add: shorter where the adder is faster than the FMA (Intel Golden Cove,
+   AMD Zen). */
+#if defined(__x86_64__) || defined(__i386__)
+#define TESSEL_OPAQUE(x) __asm__("" : "+x"(x))
+#elif defined(__aarch64__)
+#define TESSEL_OPAQUE(x) __asm__("" : "+w"(x))
+#else
+#define TESSEL_OPAQUE(x) (void)0
+#endif
+static inline double tessel_unfused_f64(double x) { TESSEL_OPAQUE(x); return x; }
+static inline float tessel_unfused_f32(float x) { TESSEL_OPAQUE(x); return x; }
 /* Integer division with C semantics, except that x/0 is 0 and INT64_MIN/-1 wraps. */
 static inline int64_t tessel_idiv(int64_t a, int64_t b) {
   return b == 0 ? 0 : (b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b);

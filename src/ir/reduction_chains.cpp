@@ -6,7 +6,8 @@
 //  - every load's index is affine in the loop (dense dot products): `omp simd
 //    reduction(+:acc)`, vector lanes as independent chains;
 //  - some load is indirect (x[crd[p]]): two scalar chains over even and odd iterations,
-//    since gathers are slower than scalar loads on current cores.
+//    since gathers are slower than scalar loads on current cores, for long rows; short
+//    ones keep one chain, its product kept from fusing with the add (tessel_unfused).
 // The order depends only on the loop's bounds, never on the thread count.
 #include <functional>
 #include <optional>
@@ -76,6 +77,12 @@ bool hasIndirectLoad(const Reduction& r) {
 
 /// Loops shorter than this stay one chain.
 constexpr int64_t kMinChainLength = 8;
+/// Segments of a pos array split into two chains when they average this many entries
+/// or more (lengthFlag). Measured on an Intel Xeon (Sapphire Rapids), SpMV, both
+/// shapes in one process, alternating: FEM matrices gain from two chains (bcsstk33,
+/// mean 68: 25%; fidapex6, mean 30: 12%), graphs lose (ca-AstroPh, mean 21: 8-10%;
+/// wiki-Vote, mean 12.5: 13-15%), whose x loads miss L1 and whose rows vary in length.
+constexpr int64_t kMinMeanLength = 24;
 
 class ChainSplitter {
  public:
@@ -115,13 +122,23 @@ class ChainSplitter {
     return out;
   }
 
+  /// The loop's body, the sum's value kept from fusing with its add: one chain then
+  /// waits an add per entry, not a multiply-add (a third less on Golden Cove, where
+  /// ca-AstroPh's and wiki-Vote's SpMV went 10% faster and matched PETSc's -O2 loop).
+  static Stmt unfusedBody(const Stmt& loop, const Reduction& r) {
+    std::vector<Stmt> stmts = statementsOf(loop->body[0]);
+    const char* fn = r.acc->type.elem == Datatype::Float64 ? "tessel_unfused_f64" : "tessel_unfused_f32";
+    stmts.back() = assign(r.acc, add(r.acc, call(fn, {r.value}, r.acc->type)));
+    return block(stmts);
+  }
+
   /// for p in [lo, hi): acc += v(p)   becomes
   ///   if (hi - lo >= kMinChainLength) {
   ///     pairs = (hi - lo) / 2
   ///     for q in [0, pairs): { p = lo+2q: acc += v(p); acc_odd += v(p+1) }
   ///     for p in [lo + 2*pairs, hi): acc += v(p)      (at most one iteration)
   ///     acc = acc + acc_odd
-  ///   } else for p in [lo, hi): acc += v(p)
+  ///   } else for p in [lo, hi): acc += unfused(v(p))
   /// Short loops (SpMV on road networks: 1-3 entries a row) keep the plain loop: there
   /// two chains save less than their set-up costs. For a segment of a pos array the
   /// test is the array's mean segment length (lengthFlag) instead of this one's.
@@ -143,13 +160,13 @@ class ChainSplitter {
                          forRange(q, intImm(0, t), pairs, block(pair)),
                          forRange(p, add(lo, mul(intImm(2, t), pairs)), hi, loop->body[0]),
                          assign(r.acc, add(r.acc, odd))});
-    Stmt plain = forRange(p, lo, hi, loop->body[0]);
+    Stmt plain = forRange(p, lo, hi, unfusedBody(loop, r));
     Expr useChains = lengthFlag(loop->args[1], loop->args[2]);
     if (!useChains) useChains = binary(ExprOp::Ge, sub(hi, lo), intImm(kMinChainLength, t));
     return block({decl(lo, loop->args[1]), decl(hi, loop->args[2]), ifThen(useChains, chains, plain)});
   }
 
-  /// The per-call flag "P's segments average kMinChainLength entries or more" when
+  /// The per-call flag "P's segments average kMinMeanLength entries or more" when
   /// [lo, hi) is one segment [P[x], P[x + 1]) of a tensor's pos array P, else null.
   /// Every segment then splits the same way, instead of by its own length, which
   /// mispredicts on rows of mixed lengths (graphs: 7% of SpMV on ca-AstroPh); and the
@@ -167,7 +184,7 @@ class ChainSplitter {
       l.flag = var(fresh_(a->args[0]->name + "_long"), scalar(Datatype::Bool));
       Expr entries = field(l.tensor, "crd_size[" + l.k + "]", i64());
       Expr segments = sub(field(l.tensor, "pos_size[" + l.k + "]", i64()), intImm(1));
-      l.flagDecl = decl(l.flag, binary(ExprOp::Ge, entries, mul(intImm(kMinChainLength), segments)));
+      l.flagDecl = decl(l.flag, binary(ExprOp::Ge, entries, mul(intImm(kMinMeanLength), segments)));
     }
     return l.flag;
   }
