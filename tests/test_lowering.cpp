@@ -204,9 +204,21 @@ TEST(Lowering, SumMergesTimeABranchingAndABranchFreeLoop) {
   std::string code = Y.emitC();
   std::string compute = code.substr(code.find("int tessel_compute("));
   std::string assemble = code.substr(0, code.find("int tessel_compute("));
-  EXPECT_EQ(assemble.find("tune_"), std::string::npos) << assemble;
-  // Serial: the state lives for the whole call, and a trial starts it.
-  EXPECT_NE(compute.find("  int64_t tune_left = 1024;\n  int64_t tune_wait = 16384;\n"), std::string::npos) << compute;
+  EXPECT_EQ(assemble.find("tune_left"), std::string::npos) << assemble;
+  // Serial: the state lives for the whole call, and a trial starts it unless an earlier
+  // call's choice is reused (function statics, one slot per thread range; a trial's end
+  // keeps its choice there).
+  EXPECT_NE(compute.find("  static int64_t tune_memo_best[64], tune_memo_every[64], tune_memo_calls[64];\n"
+                         "  int64_t tune_memo_slot = 0;\n"
+                         "  int64_t tune_memo_reused = tessel_tune_reuse(&tune_memo_best[tune_memo_slot], "
+                         "&tune_memo_calls[tune_memo_slot]);\n"
+                         "  int64_t tune_left = (int64_t)tessel_sel_i64(tune_memo_reused < 0, 1024, 0);\n"
+                         "  int64_t tune_wait = 16384;\n"
+                         "  int64_t tune_best = (int64_t)tessel_sel_i64(tune_memo_reused < 0, 0, tune_memo_reused);\n"),
+            std::string::npos) << compute;
+  EXPECT_NE(compute.find("tessel_tune_keep(&tune_memo_best[tune_memo_slot], &tune_memo_every[tune_memo_slot], "
+                         "&tune_memo_calls[tune_memo_slot], tune_best, 64);"),
+            std::string::npos) << compute;
   EXPECT_NE(compute.find("if (tune_mode != 0) {"), std::string::npos) << compute;
   EXPECT_NE(compute.find("if (jA == j) {\n          A_val = A_vals[pA1];\n          pA1 = pA1 + 1;\n        }"),
             std::string::npos) << compute;
@@ -221,28 +233,36 @@ TEST(Lowering, SumMergesTimeABranchingAndABranchFreeLoop) {
   std::string ranges = Kernel::emitC(add3, defaultParallelSchedule(add3, 2));
   size_t stop = ranges.find("int64_t i_block_stop = ");
   ASSERT_NE(stop, std::string::npos) << ranges;
-  EXPECT_NE(ranges.find("int64_t tune_left = 1024;", stop), std::string::npos) << ranges;
+  EXPECT_NE(ranges.find("int64_t tune_memo_slot = t2 % 64;", stop), std::string::npos) << ranges;
+  EXPECT_NE(ranges.find("int64_t tune_left = (int64_t)tessel_sel_i64(tune_memo_reused < 0, 1024, 0);", stop),
+            std::string::npos) << ranges;
   TensorBase M("M", Datatype::Float64, {9, 8}, DenseFormat(2));
   M(i, j) = A(i, j) + B(i, j);
   Assignment dense = M.assignment();
   std::string rows = Kernel::emitC(dense, parseSchedule("parallelize(i)", dense));
   size_t par = rows.find("#pragma omp parallel for schedule(guided)");
   ASSERT_NE(par, std::string::npos) << rows;
-  EXPECT_NE(rows.find("int64_t tune_left = 0;\n    int64_t tune_wait = 9223372036854775807LL;", par), std::string::npos)
-      << rows;
+  EXPECT_NE(rows.find("int64_t tune_memo_reused = -1;\n    int64_t tune_left = 0;\n"
+                      "    int64_t tune_wait = 9223372036854775807LL;", par),
+            std::string::npos) << rows;
   // C's merged level k is its first; its value sits below a dense level: no branching variant.
   TensorBase Bi = T("Bi", {9, 8}, "ds"), Ck = T("Ck", {8, 9}, "sd"), y("y", Datatype::Float64, {9}, DenseFormat(1));
   y(i) = Bi(i, k) + Ck(k, i);
-  EXPECT_EQ(y.emitC().find("tune_"), std::string::npos) << y.emitC();
+  EXPECT_EQ(y.emitC().find("tune_left"), std::string::npos) << y.emitC();
   // Enough rows for trials to end and the picked variant to run (both variants alternate
-  // during a trial, which every smaller test exercises).
+  // during a trial, which every smaller test exercises); then the same kernel again, on
+  // other data and shapes of rows, so that later calls reuse a choice (and start with
+  // no trial) where it was made on other rows.
   std::mt19937_64 r(11);
-  for (int threads : {1, 2})
-    EXPECT_TRUE(matchesReferenceScheduled(
-        "Y(i,j) = A(i,j) + B(i,j) + C(i,j)",
-        {{"A", randomCoo({3000, 40}, 0.1, r), CSR()}, {"B", randomCoo({3000, 40}, 0.1, r), CSR()},
-         {"C", randomCoo({3000, 40}, 0.1, r), CSR()}},
-        CSR(), [](const std::vector<IndexVar>&) { return std::string(); }, threads));
+  for (int threads : {1, 2, 4}) {
+    std::vector<std::vector<Operand>> rounds;
+    for (double density : {0.1, 0.4, 0.02, 0.1, 0.3, 0.1}) {
+      std::vector<Operand> ops;
+      for (const char* name : {"A", "B", "C"}) ops.push_back({name, randomCoo({3000, 40}, density, r), CSR()});
+      rounds.push_back(ops);
+    }
+    EXPECT_TRUE(matchesReferenceEachRound("Y(i,j) = A(i,j) + B(i,j) + C(i,j)", rounds, CSR(), threads));
+  }
 }
 
 TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {

@@ -75,6 +75,25 @@ static inline int64_t tessel_sel_i64(int c, int64_t a, int64_t b) { return c ? a
 #endif
 static inline double tessel_unfused_f64(double x) { TESSEL_OPAQUE(x); return x; }
 static inline float tessel_unfused_f32(float x) { TESSEL_OPAQUE(x); return x; }
+/* A tuned merge's choice across calls, in the site's statics (lower/merge_tuner.h; the
+   choice stored plus one, 0 before any): returns the last trial's choice while it is to
+   be reused, counting this call, else -1: this call runs a trial. Relaxed atomics:
+   concurrent calls may at worst run an extra trial or reuse a choice once more. */
+static int64_t tessel_tune_reuse(int64_t* best, int64_t* calls) {
+  int64_t b = __atomic_load_n(best, __ATOMIC_RELAXED), c = __atomic_load_n(calls, __ATOMIC_RELAXED);
+  if (b <= 0 || c <= 0) return -1;
+  __atomic_store_n(calls, c - 1, __ATOMIC_RELAXED);
+  return b - 1;
+}
+/* A trial picked `now`: the next calls reuse it, twice as many as last time when it
+   agrees with the last choice (at most `most`), one when it changed. */
+static void tessel_tune_keep(int64_t* best, int64_t* every, int64_t* calls, int64_t now, int64_t most) {
+  int64_t e = __atomic_load_n(every, __ATOMIC_RELAXED);
+  e = __atomic_load_n(best, __ATOMIC_RELAXED) == now + 1 ? (2 * e < most ? 2 * e : most) : 1;
+  __atomic_store_n(every, e, __ATOMIC_RELAXED);
+  __atomic_store_n(calls, e, __ATOMIC_RELAXED);
+  __atomic_store_n(best, now + 1, __ATOMIC_RELAXED);
+}
 /* Integer division with C semantics, except that x/0 is 0 and INT64_MIN/-1 wraps. */
 static inline int64_t tessel_idiv(int64_t a, int64_t b) {
   return b == 0 ? 0 : (b == -1 ? (int64_t)(0 - (uint64_t)a) : a / b);

@@ -63,7 +63,7 @@ class LoopLowerer {
     if (!(phase_ == Phase::Symbolic && plan_.growRows)) {  // (assembly only allocates)
       Stmt loops = threadCopies(descend(0, p_.assignment.rhs, env));
       for (auto& st : streamFlags_) s.push_back(st);
-      for (auto& st : tuner_.declare(0, true)) s.push_back(st);  // merges outside parallel loops
+      for (auto& st : tuner_.declare(0, true, intImm(0))) s.push_back(st);  // merges outside parallel loops
       s.push_back(loops);
     }
     for (auto& st : out_.functionEpilogue(phase_)) s.push_back(st);
@@ -367,7 +367,7 @@ class LoopLowerer {
     Expr last = cut(add(t, intImm(1)), l.var.name() + "_to");
     // The last thread also takes trailing rows the bound gives nothing (empty rows).
     Expr stop = declared(l.var.name() + "_stop", select(eq(add(t, intImm(1)), nt), end, last), range);
-    for (auto& st : tuner_.declare(tuneFrom, true)) range.push_back(st);  // one range per thread
+    for (auto& st : tuner_.declare(tuneFrom, true, t)) range.push_back(st);  // one range per thread
     if (out_.fillsDownward())
       range.push_back(pairedRange(l, c, first, stop, t, nt, rowAt, body, range));
     else
@@ -413,7 +413,7 @@ class LoopLowerer {
     if (l.parallel && phase_ == Phase::Numeric) {
       std::vector<Stmt> start = out_.iterationPrologue();
       // The state would restart every iteration (a row, perhaps): no trials there.
-      for (auto& st : tuner_.declare(tuneFrom, false)) start.push_back(st);
+      for (auto& st : tuner_.declare(tuneFrom, false, intImm(0))) start.push_back(st);
       body.insert(body.begin(), start.begin(), start.end());
     }
     if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return block(body);

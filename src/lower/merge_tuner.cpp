@@ -10,20 +10,33 @@ int MergeTuner::open() {
   std::string base = sym_.fresh("tune");
   auto v = [&](const char* name) { return var(base + "_" + name, i64()); };
   sites_.push_back(Site{v("left"), v("mode"), v("best"), v("wait"), v("t0"), v("cycles0"), v("cycles1"),
-                        v("work0"), v("work1")});
+                        v("work0"), v("work1"), base + "_memo"});
   return sites() - 1;
 }
 
-std::vector<Stmt> MergeTuner::declare(int from, bool tuning) {
+std::vector<Stmt> MergeTuner::declare(int from, bool tuning, const Expr& slot) {
   std::vector<Stmt> s;
   for (int k = from; k < sites(); k++) {
     Site& t = sites_[k];
     if (t.declared) continue;
     t.declared = true;
-    // A trial first; without tuning, no trial ever starts.
-    s.push_back(decl(t.left, intImm(tuning ? 2 * kTrialSegments : 0)));
+    // The site's choice across calls, one slot per thread range (its rows are the same
+    // from call to call): function statics, the choice stored plus one (0: none yet).
+    const std::string& m = t.memo;
+    std::string n = std::to_string(kMemoSlots);
+    s.push_back(raw("static int64_t " + m + "_best[" + n + "], " + m + "_every[" + n + "], " + m + "_calls[" + n + "];"));
+    Expr at = var(m + "_slot", i64());
+    s.push_back(decl(at, slot->op == ExprOp::IntImm ? slot : binary(ExprOp::Mod, slot, intImm(kMemoSlots))));
+    auto cell = [&](const char* a) { return var("&" + m + "_" + a + "[" + at->name + "]", i64()); };
+    // A trial first, unless an earlier call's choice is reused; without tuning, no trial
+    // ever starts.
+    Expr reused = var(m + "_reused", i64());
+    s.push_back(decl(reused, tuning ? call("tessel_tune_reuse", {cell("best"), cell("calls")}, i64()) : intImm(-1)));
+    Expr fresh = lt(reused, intImm(0));
+    s.push_back(decl(t.left, tuning ? select(fresh, intImm(2 * kTrialSegments), intImm(0)) : intImm(0)));
     s.push_back(decl(t.wait, intImm(tuning ? kRetrialAfter : std::numeric_limits<int64_t>::max())));
-    for (const Expr& e : {t.mode, t.best, t.t0, t.cycles0, t.cycles1, t.work0, t.work1}) s.push_back(decl(e, intImm(0)));
+    s.push_back(decl(t.best, select(fresh, intImm(0), reused)));
+    for (const Expr& e : {t.mode, t.t0, t.cycles0, t.cycles1, t.work0, t.work1}) s.push_back(decl(e, intImm(0)));
   }
   return s;
 }
@@ -48,7 +61,11 @@ std::vector<Stmt> MergeTuner::done(int site, const Expr& entries) const {
   auto f64 = [](const Expr& e) { return cast(scalar(Datatype::Float64), e); };
   // Faster per merged entry: cycles1 / work1 < cycles0 / work0.
   Expr better = lt(mul(f64(t.cycles1), f64(t.work0)), mul(f64(t.cycles0), f64(t.work1)));
-  Stmt settle = block({assign(t.best, cast(i64(), better)), assign(t.wait, intImm(kRetrialAfter))});
+  const std::string& m = t.memo;
+  auto cell = [&](const char* a) { return "&" + m + "_" + a + "[" + m + "_slot]"; };
+  Stmt settle = block({assign(t.best, cast(i64(), better)), assign(t.wait, intImm(kRetrialAfter)),
+                       raw("tessel_tune_keep(" + cell("best") + ", " + cell("every") + ", " + cell("calls") + ", " +
+                           t.best->name + ", " + std::to_string(kMaxReuse) + ");")});
   // A segment interrupted (a timer tick, a page fault) would outweigh hundreds of
   // others: count at most kMaxCyclesPerEntry per entry (both variants take 5-40).
   Expr cap = add(mul(work, intImm(kMaxCyclesPerEntry)), intImm(kMaxCyclesPerEntry * 8));

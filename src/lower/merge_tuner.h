@@ -6,6 +6,10 @@
 // branches, independent random graphs the branch-free loop). Each merge site therefore
 // times both on alternating segments (rows) for a short trial, keeps the faster per
 // entry, and tries again every so often. Both produce the same results bit for bit.
+// The choice outlives the call (function statics, per thread range): the next calls reuse it without a
+// trial, twice as many after each trial that agrees (up to kMaxReuse), one after a
+// change. A trial on a small input (wiki-Vote: 1024 of its 8297 rows, a quarter of each
+// thread's on two threads, every call) otherwise cost more than the choice saved.
 #pragma once
 
 #include <vector>
@@ -34,15 +38,19 @@ class MergeTuner {
   /// Declarations of the state of sites [from, sites()) not declared yet. Where the
   /// state would restart too often (a parallel loop's body run once per row), `tuning`
   /// is false and those sites stay branch-free.
-  std::vector<ir::Stmt> declare(int from, bool tuning);
+  /// `slot`: the thread range's index (0 for serial loops), which keeps its own choice.
+  std::vector<ir::Stmt> declare(int from, bool tuning, const ir::Expr& slot);
 
   static constexpr int64_t kTrialSegments = 512;  ///< per variant, per trial
   static constexpr int64_t kMaxCyclesPerEntry = 100;
   static constexpr int64_t kRetrialAfter = 16384;  ///< segments between trials
+  static constexpr int64_t kMaxReuse = 64;   ///< calls that reuse a choice (tessel_tune_keep)
+  static constexpr int64_t kMemoSlots = 64;  ///< thread ranges with a choice of their own
 
  private:
   struct Site {
     ir::Expr left, mode, best, wait, t0, cycles0, cycles1, work0, work1;
+    std::string memo;  ///< prefix of the site's statics: _best, _every, _calls
     bool declared = false;
   };
   Symbols& sym_;
