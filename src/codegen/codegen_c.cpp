@@ -227,24 +227,32 @@ static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64
 }
 /* The first of n items in share t of m (shares differ by at most one). */
 static inline int64_t tessel_share(int64_t n, int64_t m, int64_t t) { return n / m * t + n % m * t / m; }
-/* Growing workspace rows in parallel, thread t's arrays. Thread 0 appends to the
-   output's own arrays (plain blocks; kept from an earlier run when there are any): no
-   fresh pages to fault in, and the join leaves its entries where they are. The others
-   get new arrays with a quarter more than their share of `guess` (the last run's entry
-   count), so that a thread a little over its share does not regrow. Sets *crd, *vals and
-   *cap; nonzero when memory ran out (then no arrays). */
-static int tessel_thread_arrays(int64_t t, int64_t nt, void* out_crd, void* out_vals, size_t cs, size_t vs,
+/* Growing workspace rows in parallel, thread t's arrays. Thread 0 takes the output's
+   own arrays out of their slots (plain blocks, kept from an earlier run): no fresh
+   pages to fault in, and the join leaves its entries where they are; with only one of
+   the two there, that one is freed and both are new. The others get new arrays with a
+   quarter more than their share of `guess` (the last run's entry count), so that a
+   thread a little over its share does not regrow; they do not touch the slots. Sets
+   *crd, *vals and *cap; nonzero when memory ran out (then no arrays). */
+static int tessel_thread_arrays(int64_t t, int64_t nt, void** out_crd, void** out_vals, size_t cs, size_t vs,
                                 int64_t guess, void** crd, void** vals, int64_t* cap) {
-  if (t == 0 && out_crd && out_vals) {
-    int64_t c = (int64_t)(malloc_usable_size(out_crd) / cs), v = (int64_t)(malloc_usable_size(out_vals) / vs);
-    *cap = c < v ? c : v;
-    *crd = out_crd;
-    *vals = out_vals;
-    if (tessel_poisoning()) {
-      memset(out_crd, 0xFF, (size_t)*cap * cs);
-      memset(out_vals, 0xFF, (size_t)*cap * vs);
+  if (t == 0) {
+    void* c0 = *out_crd;
+    void* v0 = *out_vals;
+    *out_crd = *out_vals = NULL;  /* thread 0 owns them now; the join puts its arrays back */
+    if (c0 && v0) {
+      int64_t c = (int64_t)(malloc_usable_size(c0) / cs), v = (int64_t)(malloc_usable_size(v0) / vs);
+      *cap = c < v ? c : v;
+      *crd = c0;
+      *vals = v0;
+      if (tessel_poisoning()) {
+        memset(c0, 0xFF, (size_t)*cap * cs);
+        memset(v0, 0xFF, (size_t)*cap * vs);
+      }
+      return 0;
     }
-    return 0;
+    free(c0);
+    free(v0);
   }
   int64_t share = guess / nt;
   *cap = share + share / 4 + 1;
@@ -259,8 +267,8 @@ static int tessel_thread_arrays(int64_t t, int64_t nt, void* out_crd, void* out_
 }
 /* Growing workspace rows in parallel, after the loop: thread t appended its range of
    rows to crd[t] / vals[t] (n[t + 1] entries, n[0] = 0; tessel_thread_arrays). Thread
-   0's arrays become the output's (the output's old arrays, when thread 0 took them, are
-   in there or freed), grown to the total when short; the other threads' entries are
+   0's arrays go into the output's slots (which it emptied), grown to the total when
+   short; the other threads' entries are
    copied after its own, all threads copying an equal part, and their arrays freed.
    Returns the entry count; -2 when memory ran out (failed), the output then without
    arrays. */

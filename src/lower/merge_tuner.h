@@ -6,10 +6,11 @@
 // branches, independent random graphs the branch-free loop). Each merge site therefore
 // times both on alternating segments (rows) for a short trial, keeps the faster per
 // entry, and tries again every so often. Both produce the same results bit for bit.
-// The choice outlives the call (function statics, per thread range): the next calls reuse it without a
-// trial, twice as many after each trial that agrees (up to kMaxReuse), one after a
-// change. A trial on a small input (wiki-Vote: 1024 of its 8297 rows, a quarter of each
-// thread's on two threads, every call) otherwise cost more than the choice saved.
+// The choice outlives the call (function statics, one slot per thread range): the
+// next calls reuse it without a trial, twice as many after each trial that agrees (up
+// to kMaxReuse), one after a change. A trial on a small input (wiki-Vote: 1024 of its
+// 8297 rows, a quarter of each thread's on two threads, every call) otherwise cost
+// more than the choice saved.
 #pragma once
 
 #include <vector>

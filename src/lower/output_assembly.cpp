@@ -568,7 +568,7 @@ std::vector<Stmt> OutputAssembly::iterationPrologue(const Expr& thread) const {
     // are dropped (the kernel then reports it).
     auto arg = [](const std::string& text) { return var(text, i64()); };
     Expr take = call("tessel_thread_arrays",
-                     {thread, maxThreads(), arg(a + "->crd[" + ks + "]"), arg(a + "->vals"),
+                     {thread, maxThreads(), arg("&" + a + "->crd[" + ks + "]"), arg("&" + a + "->vals"),
                       arg("sizeof(*" + crd->name + ")"), arg("sizeof(*" + vals->name + ")"),
                       sym_.tensorField(0, "vals_size"), arg("(void**)&" + crd->name),
                       arg("(void**)&" + vals->name), arg("&" + capacity_->name)},
