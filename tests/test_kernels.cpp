@@ -422,6 +422,20 @@ TEST(Kernels, OutputsAreAppendedInTheirLevelOrder) {
                                {{"B", rnd({4, 5, 6}, 0.3), F("sss")}, {"C", rnd({6, 7}, 0.4), F("ds")}}, F("dds")));
 }
 
+// Workspace rows too long for insertion sort and too sparse for the scan of the marks
+// are radix-sorted by bytes: two passes over 20000 columns, three (an odd count: the
+// result is copied back from the scratch half) over 100000; rows of 100-300 entries.
+TEST(Kernels, WorkspaceRowsRadixSortTheirCoordinates) {
+  std::mt19937_64 r(5);
+  for (int64_t cols : {20000, 100000})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(cols) + " columns on " + std::to_string(threads) + " threads");
+      CooData B = randomCoo({40, 50}, 0.2, r), C = randomCoo({50, cols}, 20.0 / cols, r);
+      EXPECT_TRUE(matchesReferenceScheduled("A(i,j) = B(i,k) * C(k,j)", {{"B", B, F("ds")}, {"C", C, F("ds")}}, F("ds"),
+                                            [](const std::vector<IndexVar>&) { return std::string(); }, threads));
+    }
+}
+
 TEST(Kernels, EmptyAndDegenerate) {
   std::vector<std::vector<int64_t>> shapes = {{0, 5}, {5, 0}, {1, 1}, {6, 6}};
   for (auto& s : shapes)

@@ -108,26 +108,30 @@ static inline int64_t tessel_clock(void) {
   return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
 #endif
 }
-/* Sort a workspace's coordinate list: quicksort (median of three) down to short runs,
-   then insertion sort; no comparator calls, unlike qsort. */
-static void tessel_sort_i64(int64_t* a, int64_t n) {
-  while (n > 24) {
-    int64_t x = a[0], y = a[n / 2], z = a[n - 1];
-    int64_t p = x < y ? (y < z ? y : (x < z ? z : x)) : (x < z ? x : (y < z ? z : y));
-    int64_t i = 0, j = n - 1;
-    while (i <= j) {
-      while (a[i] < p) i++;
-      while (a[j] > p) j--;
-      if (i <= j) { int64_t t = a[i]; a[i] = a[j]; a[j] = t; i++; j--; }
+/* Sort a workspace's n coordinates, all in [0, dim): insertion sort for short lists,
+   else an LSD radix sort by bytes through `tmp` (n more slots). Branch-free passes:
+   quicksort's partition mispredicted about every other comparison on the random
+   coordinates of graph rows, and its sort was most of SpGEMM's time there. */
+static void tessel_sort_i64(int64_t* a, int64_t n, int64_t dim, int64_t* tmp) {
+  if (n <= 32) {
+    for (int64_t i = 1; i < n; i++) {
+      int64_t v = a[i], k = i - 1;
+      while (k >= 0 && a[k] > v) { a[k + 1] = a[k]; k--; }
+      a[k + 1] = v;
     }
-    if (j + 1 < n - i) { tessel_sort_i64(a, j + 1); a += i; n -= i; }
-    else { tessel_sort_i64(a + i, n - i); n = j + 1; }
+    return;
   }
-  for (int64_t i = 1; i < n; i++) {
-    int64_t v = a[i], k = i - 1;
-    while (k >= 0 && a[k] > v) { a[k + 1] = a[k]; k--; }
-    a[k + 1] = v;
+  int64_t *src = a, *dst = tmp;
+  for (int shift = 0; shift < 64 && ((uint64_t)(dim - 1) >> shift) != 0; shift += 8) {
+    int64_t at[257] = {0};
+    for (int64_t i = 0; i < n; i++) at[((uint64_t)src[i] >> shift & 255) + 1]++;
+    for (int b = 0; b < 256; b++) at[b + 1] += at[b];
+    for (int64_t i = 0; i < n; i++) dst[at[(uint64_t)src[i] >> shift & 255]++] = src[i];
+    int64_t* t = src;
+    src = dst;
+    dst = t;
   }
+  if (src != a) memcpy(a, src, (size_t)n * sizeof(int64_t));
 }
 /* Grow a zero-filled int64 array (symbolic phase counts) to hold `need` elements. */
 static int tessel_grow_i64(void* arrp, int64_t* cap, int64_t need) {

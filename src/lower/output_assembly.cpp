@@ -162,8 +162,9 @@ std::vector<Stmt> OutputAssembly::functionPrologue(Phase phase) {
     }
     s.push_back(decl(wMarkAll_));
     s.push_back(alloc(wMarkAll_, total, true));
+    // Each list is followed by as many slots again: the radix sort's scratch.
     s.push_back(decl(wListAll_));
-    s.push_back(alloc(wListAll_, total, false));
+    s.push_back(alloc(wListAll_, mul(total, intImm(2)), false));
   }
   return s;
 }
@@ -622,7 +623,7 @@ Stmt OutputAssembly::workspaceRegion(const Env& env, Phase phase, const Stmt& in
   std::vector<Stmt> s;
   if (phase == Phase::Numeric) s.push_back(decl(wVals_, add(wValsAll_, offset)));
   s.push_back(decl(wMark_, add(wMarkAll_, offset)));
-  s.push_back(decl(wList_, add(wListAll_, offset)));
+  s.push_back(decl(wList_, add(wListAll_, mul(offset, intImm(2)))));
   s.push_back(decl(wN_, intImm(0)));
   s.push_back(inner);
   Expr t = var(sym_.fresh("t"), i64());
@@ -637,7 +638,8 @@ Stmt OutputAssembly::workspaceRegion(const Env& env, Phase phase, const Stmt& in
                                 block({store(wList_, wN_, x), assign(wN_, add(wN_, cast(i64(), load(wMark_, x))))}))});
     constexpr int64_t kScanShare = 32;  // on the SpGEMM benchmark, 16 was slower and 64 no better
     s.push_back(ifThen(binary(ExprOp::Gt, mul(wN_, intImm(kScanShare)), dim), scan,
-                       raw("tessel_sort_i64(" + wList_->name + ", " + wN_->name + ");")));
+                       raw("tessel_sort_i64(" + wList_->name + ", " + wN_->name + ", " + dim->name + ", " +
+                           wList_->name + " + " + dim->name + ");")));
     Expr q = var(sym_.fresh("q" + sym_.tensorName(0) + std::to_string(k)), i64());
     Expr j = var(sym_.fresh("jw"), i64());
     const LevelArrays& la = sym_.arrays(0, k);
