@@ -272,10 +272,9 @@ static int tessel_thread_arrays(int64_t t, int64_t nt, void** out_crd, void** ou
 /* Growing workspace rows in parallel, after the loop: thread t appended its range of
    rows to crd[t] / vals[t] (n[t + 1] entries, n[0] = 0; tessel_thread_arrays). Thread
    0's arrays go into the output's slots (which it emptied), grown to the total when
-   short; the other threads' entries are
-   copied after its own, all threads copying an equal part, and their arrays freed.
-   Returns the entry count; -2 when memory ran out (failed), the output then without
-   arrays. */
+   short; the other threads' entries are copied after its own, every thread copying an
+   equal part, and their arrays freed. Returns the entry count; -2 when memory ran out
+   (failed), the output then without arrays. */
 static int64_t tessel_join_threads(int64_t nt, int64_t* crd, int64_t* vals, int64_t* n, size_t cs, size_t vs,
                                    void** out_crd, void** out_vals, int64_t failed) {
   for (int64_t t = 0; t < nt; t++) n[t + 1] += n[t];
