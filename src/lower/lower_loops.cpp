@@ -553,8 +553,9 @@ class LoopLowerer {
   /// absent operands as zero: with `branching`, each iterator that holds the coordinate
   /// loads its value and advances in an `if` (speculated past the coordinate loads);
   /// without, the values are selected and the iterators advance by their comparisons.
+  /// `branched` (when given) tells whether some point took the branching variant.
   std::vector<Stmt> mergeLoops(int d, const MergeLattice& L, const Env& env, const std::map<int, IterVars>& iv,
-                               const Expr& vv, bool branching) {
+                               const Expr& vv, bool branching, bool* branched = nullptr) {
     std::vector<Stmt> loops;
     for (auto& pt : L.points) {
       if (pt.iterators.empty()) continue;
@@ -574,6 +575,7 @@ class LoopLowerer {
         body.push_back(segment(iv.at(a), vv));
       std::vector<LatticePoint> cases = L.subLattice(pt);
       if (branching && branchable(d, pt, cases, iv, env)) {
+        if (branched) *branched = true;
         Env e2 = env;
         Datatype ct = sym_.computeType();
         for (int a : pt.iterators) {
@@ -682,11 +684,11 @@ class LoopLowerer {
     declareIterators();
     // A union merged without cases (sums) in the compute phase runs in two variants,
     // branch-free and branching, and a tuner picks per segment (lower/merge_tuner.h).
+    // Where no point has a branching variant, the branching loops are the only ones.
     bool tuned = false;
-    for (auto& pt : L.points)
-      tuned |= !pt.iterators.empty() && branchable(d, pt, L.subLattice(pt), iv, env);
+    std::vector<Stmt> branching = mergeLoops(d, L, env, iv, vv, true, &tuned);
     if (!tuned) {
-      for (Stmt& loop : mergeLoops(d, L, env, iv, vv, false)) s.push_back(loop);
+      for (Stmt& loop : branching) s.push_back(loop);
       return block(s);
     }
     int site = tuner_.open();
@@ -696,8 +698,7 @@ class LoopLowerer {
       entries = entries ? add(entries, n) : n;
     }
     for (auto& st : tuner_.pick(site)) s.push_back(st);
-    s.push_back(ifThen(tuner_.branching(site), block(mergeLoops(d, L, env, iv, vv, true)),
-                       block(mergeLoops(d, L, env, iv, vv, false))));
+    s.push_back(ifThen(tuner_.branching(site), block(branching), block(mergeLoops(d, L, env, iv, vv, false))));
     for (auto& st : tuner_.done(site, entries)) s.push_back(st);
     return block(s);
   }

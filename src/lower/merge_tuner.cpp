@@ -25,9 +25,9 @@ std::vector<Stmt> MergeTuner::declare(int from, bool tuning, const Expr& slot) {
     const std::string& m = t.memo;
     std::string n = std::to_string(kMemoSlots);
     s.push_back(raw("static int64_t " + m + "_best[" + n + "], " + m + "_every[" + n + "], " + m + "_calls[" + n + "];"));
-    Expr at = var(m + "_slot", i64());
-    s.push_back(decl(at, slot->op == ExprOp::IntImm ? slot : binary(ExprOp::Mod, slot, intImm(kMemoSlots))));
-    auto cell = [&](const char* a) { return var("&" + m + "_" + a + "[" + at->name + "]", i64()); };
+    s.push_back(decl(var(m + "_slot", i64()),
+                     slot->op == ExprOp::IntImm ? slot : binary(ExprOp::Mod, slot, intImm(kMemoSlots))));
+    auto cell = [&](const char* a) { return var(memoCell(t, a), i64()); };
     // A trial first, unless an earlier call's choice is reused; without tuning, no trial
     // ever starts.
     Expr reused = var(m + "_reused", i64());
@@ -51,6 +51,10 @@ std::vector<Stmt> MergeTuner::pick(int site) const {
   return {ifThen(binary(ExprOp::Gt, t.left, intImm(0)), trial, settled)};
 }
 
+std::string MergeTuner::memoCell(const Site& t, const char* field) {
+  return "&" + t.memo + "_" + field + "[" + t.memo + "_slot]";
+}
+
 Expr MergeTuner::branching(int site) const { return binary(ExprOp::Ne, sites_[site].mode, intImm(0)); }
 
 std::vector<Stmt> MergeTuner::done(int site, const Expr& entries) const {
@@ -61,8 +65,7 @@ std::vector<Stmt> MergeTuner::done(int site, const Expr& entries) const {
   auto f64 = [](const Expr& e) { return cast(scalar(Datatype::Float64), e); };
   // Faster per merged entry: cycles1 / work1 < cycles0 / work0.
   Expr better = lt(mul(f64(t.cycles1), f64(t.work0)), mul(f64(t.cycles0), f64(t.work1)));
-  const std::string& m = t.memo;
-  auto cell = [&](const char* a) { return "&" + m + "_" + a + "[" + m + "_slot]"; };
+  auto cell = [&](const char* a) { return memoCell(t, a); };
   Stmt settle = block({assign(t.best, cast(i64(), better)), assign(t.wait, intImm(kRetrialAfter)),
                        raw("tessel_tune_keep(" + cell("best") + ", " + cell("every") + ", " + cell("calls") + ", " +
                            t.best->name + ", " + std::to_string(kMaxReuse) + ");")});

@@ -13,6 +13,7 @@
 // more than the choice saved.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "ir/ir.h"
@@ -54,6 +55,8 @@ class MergeTuner {
     std::string memo;  ///< prefix of the site's statics: _best, _every, _calls
     bool declared = false;
   };
+  /// Address of the site's static `field` in this thread range's slot (C text).
+  static std::string memoCell(const Site& t, const char* field);
   Symbols& sym_;
   std::vector<Site> sites_;
 };
