@@ -436,6 +436,32 @@ TEST(Kernels, WorkspaceRowsRadixSortTheirCoordinates) {
     }
 }
 
+// Parallel workspace rows: thread t fills region t of the output's kept arrays, and the
+// join moves the threads' entries down to follow on. Round 1 outgrows round 0's arrays
+// (the threads' rows go to new arrays and then to new blocks); rounds 2 and 3 are
+// smaller and must stay in round 1's blocks; their moves run on all threads, in steps
+// whose source and destination do not overlap.
+TEST(Kernels, ThreadsFillRegionsOfTheKeptArrays) {
+  std::mt19937_64 r(11);
+  CooData B = randomCoo({200, 10}, 1.0, r);
+  std::vector<std::vector<Operand>> rounds = {{{"B", B, F("ds")}, {"C", randomCoo({10, 600}, 0.02, r), F("ds")}},
+                                              {{"B", B, F("ds")}, {"C", randomCoo({10, 600}, 0.5, r), F("ds")}},
+                                              {{"B", B, F("ds")}, {"C", randomCoo({10, 600}, 0.12, r), F("ds")}}};
+  rounds.push_back(rounds.back());
+  for (int threads : {2, 4}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    std::vector<const void*> blocks;
+    auto after = [&](size_t round, const TensorBase& out) {
+      const tessel_tensor_t& t = out.raw();
+      EXPECT_EQ(t.crd_block[1], nullptr);
+      EXPECT_EQ(t.vals_block, nullptr);
+      if (round == 1) blocks = {t.crd[1], t.vals};
+      if (round >= 2) EXPECT_EQ(blocks, (std::vector<const void*>{t.crd[1], t.vals})) << "round " << round;
+    };
+    EXPECT_TRUE(matchesReferenceEachRound("A(i,j) = B(i,k) * C(k,j)", rounds, F("ds"), threads, after));
+  }
+}
+
 TEST(Kernels, EmptyAndDegenerate) {
   std::vector<std::vector<int64_t>> shapes = {{0, 5}, {5, 0}, {1, 1}, {6, 6}};
   for (auto& s : shapes)
@@ -559,9 +585,9 @@ TEST(Kernels, RecomputedOutputsReuseTheirArrays) {
   };
   // Densities per round: round 1 grows past round 0, rounds 2 and 3 are smaller and equal.
   const std::vector<double> density = {0.1, 0.3, 0.05, 0.05};
-  // Parallel workspace rows (the product): thread 0 appends to the output's own arrays,
-  // which on 2 threads it outgrows in round 1 (regrown inside the loop, the old ones
-  // poisoned and freed) and on 4 threads the join does (keeping thread 0's entries).
+  // Parallel workspace rows (the product): each thread appends to its region of the
+  // output's own arrays, which round 1 outgrows (the threads move to new arrays, the join
+  // to new blocks); rounds 2 and 3 fit and are moved into place.
   for (const Case& c : cases)
     for (int threads : {1, 2, 4}) {
       std::vector<std::vector<Operand>> rounds;

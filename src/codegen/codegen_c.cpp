@@ -231,32 +231,37 @@ static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64
 }
 /* The first of n items in share t of m (shares differ by at most one). */
 static inline int64_t tessel_share(int64_t n, int64_t m, int64_t t) { return n / m * t + n % m * t / m; }
-/* Growing workspace rows in parallel, thread t's arrays. Thread 0 takes the output's
-   own arrays out of their slots (plain blocks, kept from an earlier run): no fresh
-   pages to fault in, and the join leaves its entries where they are; with only one of
-   the two there, that one is freed and both are new. The others get new arrays with a
-   quarter more than their share of `guess` (the last run's entry count), so that a
-   thread a little over its share does not regrow; they do not touch the slots. Sets
-   *crd, *vals and *cap; nonzero when memory ran out (then no arrays). */
+/* Growing workspace rows in parallel. An output computed again keeps one block per
+   array (plain blocks: the kernel gets no offsets); thread t of nt fills region t of it,
+   the block's capacity cut evenly, so the threads write pages the last run faulted in
+   (fresh ones fault in on every run: on a VM that cost more than the rows). */
+static int64_t tessel_block_cap(void* c, void* v, size_t cs, size_t vs) {
+  if (!c || !v) return 0;
+  int64_t a = (int64_t)(malloc_usable_size(c) / cs), b = (int64_t)(malloc_usable_size(v) / vs);
+  return a < b ? a : b;
+}
+/* Whether p lies inside the block b of cap elements of `size` bytes. */
+static int tessel_in_block(const void* p, const void* b, int64_t cap, size_t size) {
+  uintptr_t x = (uintptr_t)p, lo = (uintptr_t)b;
+  return b && x >= lo && x < lo + (uintptr_t)cap * size;
+}
+/* Thread t's arrays: its region of the output's blocks (an empty region: none), else
+   (no blocks, a first run) new arrays with a quarter more than its share of `guess`
+   (the last run's entry count). Sets *crd, *vals and *cap; nonzero when memory ran
+   out (then no arrays). The blocks stay in their slots. */
 static int tessel_thread_arrays(int64_t t, int64_t nt, void** out_crd, void** out_vals, size_t cs, size_t vs,
                                 int64_t guess, void** crd, void** vals, int64_t* cap) {
-  if (t == 0) {
-    void* c0 = *out_crd;
-    void* v0 = *out_vals;
-    *out_crd = *out_vals = NULL;  /* thread 0 owns them now; the join puts its arrays back */
-    if (c0 && v0) {
-      int64_t c = (int64_t)(malloc_usable_size(c0) / cs), v = (int64_t)(malloc_usable_size(v0) / vs);
-      *cap = c < v ? c : v;
-      *crd = c0;
-      *vals = v0;
-      if (tessel_poisoning()) {
-        memset(c0, 0xFF, (size_t)*cap * cs);
-        memset(v0, 0xFF, (size_t)*cap * vs);
-      }
-      return 0;
+  int64_t room = tessel_block_cap(*out_crd, *out_vals, cs, vs);
+  if (room > 0) {
+    int64_t lo = tessel_share(room, nt, t);
+    *cap = tessel_share(room, nt, t + 1) - lo;
+    *crd = *cap > 0 ? (char*)*out_crd + lo * cs : NULL;
+    *vals = *cap > 0 ? (char*)*out_vals + lo * vs : NULL;
+    if (*cap > 0 && tessel_poisoning()) {
+      memset(*crd, 0xFF, (size_t)*cap * cs);
+      memset(*vals, 0xFF, (size_t)*cap * vs);
     }
-    free(c0);
-    free(v0);
+    return 0;
   }
   int64_t share = guess / nt;
   *cap = share + share / 4 + 1;
@@ -269,42 +274,112 @@ static int tessel_thread_arrays(int64_t t, int64_t nt, void** out_crd, void** ou
   *cap = 0;
   return 1;
 }
-/* Growing workspace rows in parallel, after the loop: thread t appended its range of
-   rows to crd[t] / vals[t] (n[t + 1] entries, n[0] = 0; tessel_thread_arrays). Thread
-   0's arrays go into the output's slots (which it emptied), grown to the total when
-   short; the other threads' entries are copied after its own, every thread copying an
-   equal part, and their arrays freed. Returns the entry count; -2 when memory ran out
-   (failed), the output then without arrays. */
-static int64_t tessel_join_threads(int64_t nt, int64_t* crd, int64_t* vals, int64_t* n, size_t cs, size_t vs,
-                                   void** out_crd, void** out_vals, int64_t failed) {
-  for (int64_t t = 0; t < nt; t++) n[t + 1] += n[t];
-  char* c = (char*)(intptr_t)crd[0];
-  char* v = (char*)(intptr_t)vals[0];
-  int ok = !failed && c && v;
-  if (ok && !(tessel_has_room(c, n[nt], cs) && tessel_has_room(v, n[nt], vs))) {
-    char* nc = (char*)tessel_regrow(c, cs, n[1], n[nt]);
-    if (nc) c = nc; else ok = 0;
-    char* nv = ok ? (char*)tessel_regrow(v, vs, n[1], n[nt]) : NULL;
-    if (nv) v = nv; else ok = 0;
+/* Grows a thread's arrays (tessel_thread_arrays) to hold `need` entries (doubling): a
+   region of the output's blocks bc / bv is copied to new arrays and left in place; the
+   thread's own arrays grow as tessel_grow_pair's. Nonzero when memory ran out. */
+static int tessel_grow_thread(void** crd, size_t cs, void** vals, size_t vs, int64_t* cap, int64_t need,
+                              void* bc, void* bv) {
+  if (!tessel_in_block(*crd, bc, tessel_block_cap(bc, bv, cs, vs), cs))
+    return tessel_grow_pair(crd, cs, vals, vs, cap, need);
+  int64_t c = *cap > 0 ? *cap : 1;
+  while (c < need) {
+    if (c > INT64_MAX / 2) return 1;
+    c *= 2;
   }
-  int64_t from = n[1], len = n[nt] - n[1];
-  #pragma omp parallel for schedule(static, 1)
-  for (int64_t p = 0; p < nt; p++) {
-    int64_t lo = from + tessel_share(len, nt, p), hi = from + tessel_share(len, nt, p + 1);
-    for (int64_t t = 1; ok && t < nt; t++) {
-      int64_t a = n[t] > lo ? n[t] : lo, b = n[t + 1] < hi ? n[t + 1] : hi;
-      if (a >= b) continue;
-      memcpy(c + a * cs, (char*)(intptr_t)crd[t] + (a - n[t]) * cs, (size_t)(b - a) * cs);
-      memcpy(v + a * vs, (char*)(intptr_t)vals[t] + (a - n[t]) * vs, (size_t)(b - a) * vs);
+  void* nc = tessel_alloc(c, cs, 0);
+  void* nv = tessel_alloc(c, vs, 0);
+  if (!nc || !nv) {
+    free(nc);
+    free(nv);
+    return 1;
+  }
+  memcpy(nc, *crd, (size_t)*cap * cs);
+  memcpy(nv, *vals, (size_t)*cap * vs);
+  *crd = nc;
+  *vals = nv;
+  *cap = c;
+  return 0;
+}
+/* Moves len elements of `size` bytes from a + src down to a + dst (dst <= src) on all
+   threads: in steps of at most src - dst elements, so that no step's source and
+   destination overlap. A gap too small for 64 steps to cover the run is one memmove. */
+static void tessel_move_down(char* a, size_t size, int64_t dst, int64_t src, int64_t len) {
+  int64_t gap = src - dst;
+  if (gap <= 0 || len <= 0) return;
+  if (gap < len / 64) {
+    memmove(a + dst * size, a + src * size, (size_t)len * size);
+    return;
+  }
+  int64_t step = gap < len ? gap : len, nt = omp_get_max_threads();
+  for (int64_t s = 0; s < len; s += step) {
+    int64_t m = len - s < step ? len - s : step;
+    #pragma omp parallel for schedule(static, 1)
+    for (int64_t p = 0; p < nt; p++) {
+      int64_t lo = s + tessel_share(m, nt, p), hi = s + tessel_share(m, nt, p + 1);
+      memcpy(a + (dst + lo) * size, a + (src + lo) * size, (size_t)(hi - lo) * size);
     }
   }
-  for (int64_t t = 1; t < nt; t++) {
-    free((void*)(intptr_t)crd[t]);
-    free((void*)(intptr_t)vals[t]);
+}
+/* Whether thread t's entries (n[t + 1] - n[t] from crd / vals) sit at the start of its
+   region of the blocks (room elements), where the join can move them down in place. */
+static int tessel_in_region(int64_t t, int64_t nt, const int64_t* n, const char* crd, const char* vals,
+                            const char* bc, const char* bv, int64_t room, size_t cs, size_t vs) {
+  int64_t lo = tessel_share(room, nt, t), len = n[t + 1] - n[t];
+  return len == 0 || (crd == bc + lo * cs && vals == bv + lo * vs && len <= tessel_share(room, nt, t + 1) - lo);
+}
+/* Growing workspace rows in parallel, after the loop: thread t appended its range of
+   rows to crd[t] / vals[t] (n[t + 1] entries, n[0] = 0; tessel_thread_arrays). When
+   every thread stayed in its region of the output's blocks, the entries move down in
+   place to follow on. Otherwise new blocks take them all (with room for each thread's
+   region to hold the largest thread's entries next time, up to twice the total, and a
+   quarter more) and the old ones are freed. Threads' own arrays are freed. Returns the
+   entry count; -2 when memory ran out (failed), the output then without arrays. */
+static int64_t tessel_join_threads(int64_t nt, int64_t* crd, int64_t* vals, int64_t* n, size_t cs, size_t vs,
+                                   void** out_crd, void** out_vals, int64_t failed) {
+  int64_t most = 0;
+  for (int64_t t = 0; t < nt; t++) {
+    most = n[t + 1] > most ? n[t + 1] : most;
+    n[t + 1] += n[t];
+  }
+  char* bc = (char*)*out_crd;
+  char* bv = (char*)*out_vals;
+  int64_t room = tessel_block_cap(bc, bv, cs, vs);
+  int in_place = !failed && room > 0;
+  for (int64_t t = 0; in_place && t < nt; t++)
+    in_place = tessel_in_region(t, nt, n, (char*)(intptr_t)crd[t], (char*)(intptr_t)vals[t], bc, bv, room, cs, vs);
+  char* c = bc;
+  char* v = bv;
+  int ok = !failed;
+  if (in_place) {
+    for (int64_t t = 1; t < nt; t++) {
+      int64_t from = tessel_share(room, nt, t);
+      tessel_move_down(c, cs, n[t], from, n[t + 1] - n[t]);
+      tessel_move_down(v, vs, n[t], from, n[t + 1] - n[t]);
+    }
+  } else if (ok) {
+    int64_t want = nt * most < 2 * n[nt] ? nt * most : 2 * n[nt];
+    want = (want > n[nt] ? want : n[nt]) + want / 4 + 1;
+    c = (char*)tessel_alloc(want, cs, 0);
+    v = (char*)tessel_alloc(want, vs, 0);
+    ok = c && v;
+    #pragma omp parallel for schedule(static, 1)
+    for (int64_t t = 0; t < nt; t++) {
+      if (!ok || n[t + 1] == n[t]) continue;
+      memcpy(c + n[t] * cs, (char*)(intptr_t)crd[t], (size_t)(n[t + 1] - n[t]) * cs);
+      memcpy(v + n[t] * vs, (char*)(intptr_t)vals[t], (size_t)(n[t + 1] - n[t]) * vs);
+    }
+  }
+  for (int64_t t = 0; t < nt; t++) {
+    if (!tessel_in_block((void*)(intptr_t)crd[t], bc, room, cs)) free((void*)(intptr_t)crd[t]);
+    if (!tessel_in_block((void*)(intptr_t)vals[t], bv, room, vs)) free((void*)(intptr_t)vals[t]);
+  }
+  if (!in_place) {
+    free(bc);
+    free(bv);
   }
   if (!ok) {
-    free(c);
-    free(v);
+    if (c != bc) free(c);
+    if (v != bv) free(v);
     c = v = NULL;
   }
   *out_crd = c;

@@ -281,10 +281,10 @@ Stmt OutputAssembly::ensureRoom(const Expr& q, const Expr& count) const {
   const std::string crd = sym_.arrays(0, k).crd->name, vals = sym_.vals(0)->name;
   std::string ks = std::to_string(k);
   if (threadBuffers())  // the thread's own arrays; a failure drops the row (see iterationPrologue)
-    return raw("if (" + q->name + " + " + count->name + " > " + capacity_->name + " &&\n    tessel_grow_pair((void**)&" +
+    return raw("if (" + q->name + " + " + count->name + " > " + capacity_->name + " &&\n    tessel_grow_thread((void**)&" +
                crd + ", sizeof(*" + crd + "), (void**)&" + vals + ", sizeof(*" + vals + "), &" + capacity_->name +
-               ", " + q->name + " + " + count->name + ")) {\n    " + failed_->name + " = 1;\n    " + count->name +
-               " = 0;\n  }");
+               ", " + q->name + " + " + count->name + ", " + a + "->crd[" + ks + "], " + a + "->vals)) {\n    " +
+               failed_->name + " = 1;\n    " + count->name + " = 0;\n  }");
   // The workspace is freed on failure; the runtime frees the output's arrays.
   return raw("if (" + q->name + " + " + count->name + " > " + capacity_->name + ") {\n" +
              "    if (tessel_grow_pair(&" + a + "->crd[" + ks + "], sizeof(*" + crd + "), &" + a + "->vals, sizeof(*" +
@@ -558,7 +558,7 @@ Expr OutputAssembly::workBefore(const Expr& row) const {
 
 std::vector<Stmt> OutputAssembly::iterationPrologue(const Expr& thread) const {
   if (threadBuffers()) {
-    // The thread's own arrays (shadowing the output's); thread 0 takes the output's.
+    // The thread's arrays (shadowing the output's): its region of the output's blocks.
     if (!thread) throw InternalError("thread arrays outside a range of rows per thread");
     int k = order() - 1;
     const LevelArrays& la = sym_.arrays(0, k);

@@ -24,7 +24,7 @@ class OutputAssembly {
 
   /// Start of each iteration of the parallel loop, or of each thread's range of them
   /// (one-pass parallel plan: the append position is set by the first row). `thread`:
-  /// the range's thread index (needed for thread arrays: thread 0 takes the output's).
+  /// the range's thread index (needed for thread arrays: thread t fills region t of the output's blocks).
   std::vector<ir::Stmt> iterationPrologue(const ir::Expr& thread = ir::Expr()) const;
   /// A parallel loop over rows hands each thread one contiguous range of them: appends
   /// find their window from the row (rowOffsets), or go to the thread's own arrays.
