@@ -437,14 +437,17 @@ TEST(Kernels, WorkspaceRowsRadixSortTheirCoordinates) {
 }
 
 // Parallel workspace rows: thread t fills region t of the output's kept arrays, and the
-// join moves the threads' entries down to follow on. Round 1 outgrows round 0's arrays
-// (the threads' rows go to new arrays and then to new blocks); rounds 2 and 3 are
-// smaller and must stay in round 1's blocks; their moves run on all threads, in steps
-// whose source and destination do not overlap.
+// join moves the threads' entries down to follow on. Round 0 leaves one entry (arrays
+// trimmed to fewer entries than threads: empty regions); round 1 outgrows them (the
+// threads' rows go to new arrays and then to new blocks); rounds 2 and 3 are smaller and
+// must stay in round 1's blocks; their moves run on all threads, in steps whose source
+// and destination do not overlap.
 TEST(Kernels, ThreadsFillRegionsOfTheKeptArrays) {
   std::mt19937_64 r(11);
-  CooData B = randomCoo({200, 10}, 1.0, r);
-  std::vector<std::vector<Operand>> rounds = {{{"B", B, F("ds")}, {"C", randomCoo({10, 600}, 0.02, r), F("ds")}},
+  CooData B = randomCoo({200, 10}, 1.0, r), B1{{200, 10}, {}, {}}, C1{{10, 600}, {}, {}};
+  B1.add({7, 3}, 2.0);
+  C1.add({3, 500}, -1.5);
+  std::vector<std::vector<Operand>> rounds = {{{"B", B1, F("ds")}, {"C", C1, F("ds")}},
                                               {{"B", B, F("ds")}, {"C", randomCoo({10, 600}, 0.5, r), F("ds")}},
                                               {{"B", B, F("ds")}, {"C", randomCoo({10, 600}, 0.12, r), F("ds")}}};
   rounds.push_back(rounds.back());

@@ -245,7 +245,7 @@ static int tessel_in_block(const void* p, const void* b, int64_t cap, size_t siz
   uintptr_t x = (uintptr_t)p, lo = (uintptr_t)b;
   return b && x >= lo && x < lo + (uintptr_t)cap * size;
 }
-/* Thread t's arrays: its region of the output's blocks (an empty region: none), else
+/* Thread t's arrays: its region of the output's blocks (perhaps empty), else
    (no blocks, a first run) new arrays with a quarter more than its share of `guess`
    (the last run's entry count). Sets *crd, *vals and *cap; nonzero when memory ran
    out (then no arrays). The blocks stay in their slots. */
@@ -255,9 +255,9 @@ static int tessel_thread_arrays(int64_t t, int64_t nt, void** out_crd, void** ou
   if (room > 0) {
     int64_t lo = tessel_share(room, nt, t);
     *cap = tessel_share(room, nt, t + 1) - lo;
-    *crd = *cap > 0 ? (char*)*out_crd + lo * cs : NULL;
-    *vals = *cap > 0 ? (char*)*out_vals + lo * vs : NULL;
-    if (*cap > 0 && tessel_poisoning()) {
+    *crd = (char*)*out_crd + lo * cs;
+    *vals = (char*)*out_vals + lo * vs;
+    if (tessel_poisoning()) {
       memset(*crd, 0xFF, (size_t)*cap * cs);
       memset(*vals, 0xFF, (size_t)*cap * vs);
     }
