@@ -197,22 +197,26 @@ static void* tessel_take(void** slot, int64_t n, size_t size, int zero) {
    (doubling), keeping their contents; *cap is updated. Nonzero when memory runs out.
    Arrays kept from an earlier run may already have the room. Otherwise new arrays come
    from tessel_alloc (huge pages for large ones; realloc would keep small pages) and
-   always move, so under TESSEL_POISON a stale pointer shows. */
-static void* tessel_regrow(void* p, size_t size, int64_t old, int64_t n) {
+   always move, so under TESSEL_POISON a stale pointer shows. Not `owned`: the arrays
+   lie inside a block owned elsewhere (a thread's region, tessel_thread_arrays); they are
+   left in place, and stay the caller's arrays when memory runs out. */
+static void* tessel_regrow(void* p, size_t size, int64_t old, int64_t n, int owned) {
   void* q = tessel_alloc(n, size, 0);
   if (!q) return NULL;
   memcpy(q, p, (size_t)old * size);
+  if (!owned) return q;
   if (tessel_poisoning()) memset(p, 0xFF, (size_t)old * size);
   free(p);
   return q;
 }
-static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64_t* cap, int64_t need) {
+static int tessel_grow_arrays(void** crd, size_t cs, void** vals, size_t vs, int64_t* cap, int64_t need,
+                              int owned) {
   int64_t c = *cap > 0 ? *cap : 1;
   while (c < need) {
     if (c > INT64_MAX / 2) return 1;
     c *= 2;
   }
-  if (tessel_has_room(*crd, c, cs) && tessel_has_room(*vals, c, vs)) {
+  if (owned && tessel_has_room(*crd, c, cs) && tessel_has_room(*vals, c, vs)) {
     if (tessel_poisoning()) { /* room kept from an earlier run */
       memset((char*)*crd + *cap * cs, 0xFF, (size_t)(c - *cap) * cs);
       memset((char*)*vals + *cap * vs, 0xFF, (size_t)(c - *cap) * vs);
@@ -220,14 +224,21 @@ static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64
     *cap = c;
     return 0;
   }
-  void* nc = tessel_regrow(*crd, cs, *cap, c);
+  void* nc = tessel_regrow(*crd, cs, *cap, c, owned);
   if (!nc) return 1;
+  void* nv = tessel_regrow(*vals, vs, *cap, c, owned);
+  if (!nv && !owned) {
+    free(nc);
+    return 1;
+  }
   *crd = nc;
-  void* nv = tessel_regrow(*vals, vs, *cap, c);
   if (!nv) return 1;
   *vals = nv;
   *cap = c;
   return 0;
+}
+static int tessel_grow_pair(void** crd, size_t cs, void** vals, size_t vs, int64_t* cap, int64_t need) {
+  return tessel_grow_arrays(crd, cs, vals, vs, cap, need, 1);
 }
 /* The first of n items in share t of m (shares differ by at most one). */
 static inline int64_t tessel_share(int64_t n, int64_t m, int64_t t) { return n / m * t + n % m * t / m; }
@@ -274,31 +285,13 @@ static int tessel_thread_arrays(int64_t t, int64_t nt, void** out_crd, void** ou
   *cap = 0;
   return 1;
 }
-/* Grows a thread's arrays (tessel_thread_arrays) to hold `need` entries (doubling): a
-   region of the output's blocks bc / bv is copied to new arrays and left in place; the
-   thread's own arrays grow as tessel_grow_pair's. Nonzero when memory ran out. */
+/* Grows a thread's arrays (tessel_thread_arrays) to hold `need` entries: a region of the
+   output's blocks bc / bv moves to new arrays, the thread's own arrays grow in place
+   when they can (tessel_grow_arrays). Nonzero when memory ran out. */
 static int tessel_grow_thread(void** crd, size_t cs, void** vals, size_t vs, int64_t* cap, int64_t need,
                               void* bc, void* bv) {
-  if (!tessel_in_block(*crd, bc, tessel_block_cap(bc, bv, cs, vs), cs))
-    return tessel_grow_pair(crd, cs, vals, vs, cap, need);
-  int64_t c = *cap > 0 ? *cap : 1;
-  while (c < need) {
-    if (c > INT64_MAX / 2) return 1;
-    c *= 2;
-  }
-  void* nc = tessel_alloc(c, cs, 0);
-  void* nv = tessel_alloc(c, vs, 0);
-  if (!nc || !nv) {
-    free(nc);
-    free(nv);
-    return 1;
-  }
-  memcpy(nc, *crd, (size_t)*cap * cs);
-  memcpy(nv, *vals, (size_t)*cap * vs);
-  *crd = nc;
-  *vals = nv;
-  *cap = c;
-  return 0;
+  int owned = !tessel_in_block(*crd, bc, tessel_block_cap(bc, bv, cs, vs), cs);
+  return tessel_grow_arrays(crd, cs, vals, vs, cap, need, owned);
 }
 /* Moves len elements of `size` bytes from a + src down to a + dst (dst <= src) on all
    threads: in steps of at most src - dst elements, so that no step's source and
