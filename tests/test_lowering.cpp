@@ -293,9 +293,20 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   EXPECT_NE(code.find("        __builtin_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024), 0, 3);\n"
                       "        __builtin_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024), 0, 3);"),
             std::string::npos) << code;
-  // Both flags are tested once, before the row loop: one copy of it per pair of values,
-  // the last without hints and with the plain loop.
-  EXPECT_NE(code.find("  if (B1_streams) {\n    if (B1_pos_long) {\n      for (int64_t i = 0; i < a0_dim; i++) {"),
+  // A row whose rows average 12 entries or more sums with AVX-512 gathers, where the
+  // machine has them (the flag is constant false otherwise).
+  EXPECT_NE(code.find("bool B1_pos_gathers = tessel_gather_dot_pays(B->crd_size[1], B->pos_size[1] - 1);"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("acc = acc + tessel_gather_dot_f64(pB1_lo, pB1_hi, B1_crd, B_vals, c_vals);"),
+            std::string::npos) << code;
+  // The flags are tested once, before the row loop: one copy of it per value of the
+  // streams flag and of the three sums (gathers, else two chains, else one), the last
+  // without hints and with the plain loop.
+  EXPECT_NE(code.find("  if (B1_streams) {\n    if (B1_pos_gathers) {\n      for (int64_t i = 0; i < a0_dim; i++) {"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("    } else if (B1_pos_long) {\n      for (int64_t i = 0; i < a0_dim; i++) {"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("  } else if (B1_pos_gathers) {\n    for (int64_t i = 0; i < a0_dim; i++) {"),
             std::string::npos) << code;
   EXPECT_EQ(code.find("if (B1_streams) {\n      __builtin_prefetch"), std::string::npos) << code;
   const std::string last = code.substr(code.rfind("for (int64_t i = 0; i < a0_dim; i++)"));
@@ -311,6 +322,7 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   code = s.emitC();
   EXPECT_EQ(code.find("_long"), std::string::npos) << code;
   EXPECT_NE(code.find(">= 8) {"), std::string::npos) << code;
+  EXPECT_NE(code.find("if (tessel_gather_dot_pays(pC1_hi - pC1_lo, 1)) {"), std::string::npos) << code;
 }
 
 TEST(Lowering, DenseDotProductsSumInVectorLanes) {
@@ -420,15 +432,26 @@ TEST(Lowering, LoopsAreCopiedPerValueOfTheFlagsTheyTest) {
   std::vector<Stmt> none = statementsOf(u->elseBody[0]->elseBody[0]->body[0]);  // neither: Y[i] = 2
   ASSERT_EQ(none.size(), 1u);
   EXPECT_EQ(none[0]->args[2]->fval, 2.0);
-  // Flags set inside the loop stay tests; a third flag stays a test (two copies per flag at most).
+  // Flags set inside the loop stay tests; a fourth flag stays a test (three deep at most).
   Stmt local = forRange(i, intImm(0), n, block({decl(f, lt(i, n)), ifThen(f, put(1))}));
   EXPECT_EQ(unswitchLoopFlags(local)->op, StmtOp::For);
   Stmt assigned = forRange(i, intImm(0), n, block({ifThen(f, put(1)), assign(f, lt(i, n))}));
   EXPECT_EQ(unswitchLoopFlags(assigned)->op, StmtOp::For);
-  Stmt three = simplify(unswitchLoopFlags(
-      forRange(i, intImm(0), n, block({ifThen(f, put(1)), ifThen(g, put(2)), ifThen(h, put(3))}))));
-  ASSERT_EQ(three->op, StmtOp::If);
-  EXPECT_EQ(statementsOf(three->body[0]->body[0]->body[0]).back()->args[0]->name, "h");
+  Expr k = var("k", scalar(Datatype::Bool));
+  Stmt four = simplify(unswitchLoopFlags(forRange(
+      i, intImm(0), n, block({ifThen(f, put(1)), ifThen(g, put(2)), ifThen(h, put(3)), ifThen(k, put(4))}))));
+  ASSERT_EQ(four->op, StmtOp::If);
+  EXPECT_EQ(four->body[0]->body[0]->body[0]->op, StmtOp::For);
+  EXPECT_EQ(statementsOf(four->body[0]->body[0]->body[0]->body[0]).back()->args[0]->name, "k");
+  // A flag tested only when another is false splits only that copy: three loops, not four.
+  Stmt chain = simplify(unswitchLoopFlags(forRange(i, intImm(0), n, ifThen(g, put(1), ifThen(h, put(2), put(3))))));
+  ASSERT_EQ(chain->op, StmtOp::If);
+  EXPECT_EQ(chain->args[0]->name, "g");
+  EXPECT_EQ(chain->body[0]->op, StmtOp::For);
+  ASSERT_EQ(chain->elseBody[0]->op, StmtOp::If);
+  EXPECT_EQ(chain->elseBody[0]->args[0]->name, "h");
+  EXPECT_EQ(chain->elseBody[0]->body[0]->op, StmtOp::For);
+  EXPECT_EQ(chain->elseBody[0]->elseBody[0]->op, StmtOp::For);
 }
 
 TEST(Lowering, DimensionMismatchNamesTheVariable) {

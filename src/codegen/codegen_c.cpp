@@ -75,6 +75,67 @@ static inline int64_t tessel_sel_i64(int c, int64_t a, int64_t b) { return c ? a
 #endif
 static inline double tessel_unfused_f64(double x) { TESSEL_OPAQUE(x); return x; }
 static inline float tessel_unfused_f32(float x) { TESSEL_OPAQUE(x); return x; }
+/* Sparse dot products sum(v[p] * x[crd[p]], p in [lo, hi)) with AVX-512 gathers: eight
+   (sixteen) entries a step, the last step masked, so a row costs one or two predictable
+   branches instead of one per entry and a mispredicted exit. On Sapphire Rapids SpMV ran
+   1.3-1.8x the scalar loop on rows averaging 12 or more entries and lost on shorter ones
+   (bayer10, mean 7: 0.8x), hence tessel_gather_dot_pays. Lanes sum p - lo mod 8 (16),
+   then a fixed tree: the order depends on the bounds only. Without AVX-512 the flag is
+   constant false and the scalar fallback is never called. */
+#if defined(__AVX512F__)
+#include <immintrin.h>
+#define TESSEL_GATHER_DOT 1
+static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
+                                           const double* restrict v, const double* restrict x) {
+  __m512d acc = _mm512_setzero_pd();
+  int64_t p = lo;
+  for (; p + 8 <= hi; p += 8) {
+    __m256i j = _mm256_loadu_si256((const __m256i*)(crd + p));
+    acc = _mm512_fmadd_pd(_mm512_loadu_pd(v + p), _mm512_i32gather_pd(j, x, 8), acc);
+  }
+  if (p < hi) {
+    __mmask8 m = (__mmask8)((1u << (hi - p)) - 1);
+    __m256i j = _mm256_maskz_loadu_epi32(m, crd + p);
+    __m512d xj = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), m, j, x, 8);
+    acc = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, v + p), xj, acc);
+  }
+  return _mm512_reduce_add_pd(acc);
+}
+static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t* restrict crd,
+                                          const float* restrict v, const float* restrict x) {
+  __m512 acc = _mm512_setzero_ps();
+  int64_t p = lo;
+  for (; p + 16 <= hi; p += 16) {
+    __m512i j = _mm512_loadu_si512((const void*)(crd + p));
+    acc = _mm512_fmadd_ps(_mm512_loadu_ps(v + p), _mm512_i32gather_ps(j, x, 4), acc);
+  }
+  if (p < hi) {
+    __mmask16 m = (__mmask16)((1u << (hi - p)) - 1);
+    __m512i j = _mm512_maskz_loadu_epi32(m, crd + p);
+    __m512 xj = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, j, x, 4);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, v + p), xj, acc);
+  }
+  return _mm512_reduce_add_ps(acc);
+}
+#else
+#define TESSEL_GATHER_DOT 0
+static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
+                                           const double* restrict v, const double* restrict x) {
+  double acc = 0;
+  for (int64_t p = lo; p < hi; p++) acc += v[p] * x[crd[p]];
+  return acc;
+}
+static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t* restrict crd,
+                                          const float* restrict v, const float* restrict x) {
+  float acc = 0;
+  for (int64_t p = lo; p < hi; p++) acc += v[p] * x[crd[p]];
+  return acc;
+}
+#endif
+/* Whether sparse dot products over `entries` entries in `segments` rows use the gathers. */
+static inline bool tessel_gather_dot_pays(int64_t entries, int64_t segments) {
+  return TESSEL_GATHER_DOT && entries >= 12 * segments;
+}
 /* A tuned merge's choice across calls, in the site's statics (lower/merge_tuner.h; the
    choice stored plus one, 0 before any): returns the last trial's choice while it is to
    be reused, counting this call, else -1: this call runs a trial. Relaxed atomics:

@@ -5,9 +5,12 @@
 // lets them sum in a different, still deterministic, order:
 //  - every load's index is affine in the loop (dense dot products): `omp simd
 //    reduction(+:acc)`, vector lanes as independent chains;
-//  - some load is indirect (x[crd[p]]): two scalar chains over even and odd iterations,
-//    since gathers are slower than scalar loads on current cores, for long rows; short
-//    ones keep one chain, its product kept from fusing with the add (tessel_unfused).
+//  - some load is indirect (x[crd[p]]): two scalar chains over even and odd iterations
+//    for long rows; short ones keep one chain, its product kept from fusing with the add
+//    (tessel_unfused). A plain sparse dot product v[p] * x[crd[p]] (SpMV's row, SpTTV's
+//    fiber) also gets a vector version with gathers (tessel_gather_dot_*, AVX-512), used
+//    when its rows average 12 entries or more: below that a row is mostly its masked
+//    last step, and `omp simd` gathers lose to scalar loads (a per-row prologue).
 // The order depends only on the loop's bounds, never on the thread count.
 #include <functional>
 #include <optional>
@@ -75,10 +78,45 @@ bool hasIndirectLoad(const Reduction& r) {
   return indirect(r.value);
 }
 
+/// A sparse dot product `acc += v[p] * x[crd[p]]`: what tessel_gather_dot_* computes.
+struct GatherDot {
+  Expr vals, crd, x;
+};
+
+Expr stripCasts(Expr e) {
+  while (e->op == ExprOp::Cast) e = e->args[0];
+  return e;
+}
+
+/// v[p] * x[(cast)crd[p]] (either order) with float64 (float32) v, x and acc and int32
+/// crd, the body's declarations substituted; v, x and crd arrays named by variables.
+std::optional<GatherDot> matchGatherDot(const Reduction& r, const Expr& p) {
+  Datatype t = r.acc->type.elem;
+  std::map<std::string, Expr> value;  // each declaration's value, in terms of p
+  for (const Stmt& d : r.decls) value[d->args[0]->name] = rename(d->args[1], value);
+  Expr e = rename(r.value, value);
+  if (e->op != ExprOp::Mul) return std::nullopt;
+  auto arrayOf = [](const Expr& load, Datatype elem) -> Expr {
+    if (load->op != ExprOp::Load || load->args[0]->op != ExprOp::Var) return nullptr;
+    const Type& a = load->args[0]->type;
+    return a.pointer && a.elem == elem ? load->args[0] : nullptr;
+  };
+  auto atP = [&](const Expr& load) { return sameExpr(load->args[1], p); };
+  for (int k = 0; k < 2; k++) {
+    const Expr &direct = e->args[k], &gathered = e->args[1 - k];
+    Expr v = arrayOf(direct, t), x = arrayOf(gathered, t);
+    if (!v || !x || !atP(direct)) continue;
+    Expr j = stripCasts(gathered->args[1]);
+    Expr crd = arrayOf(j, Datatype::Int32);
+    if (crd && atP(j)) return GatherDot{v, crd, x};
+  }
+  return std::nullopt;
+}
+
 /// Loops shorter than this stay one chain.
 constexpr int64_t kMinChainLength = 8;
 /// Segments of a pos array split into two chains when they average this many entries
-/// or more (lengthFlag). Measured on an Intel Xeon (Sapphire Rapids), SpMV, both
+/// or more (segmentFlag). Measured on an Intel Xeon (Sapphire Rapids), SpMV, both
 /// shapes in one process, alternating: FEM matrices gain from two chains (bcsstk33,
 /// mean 68: 25%; fidapex6, mean 30: 12%), graphs lose (ca-AstroPh, mean 21: 8-10%;
 /// wiki-Vote, mean 12.5: 13-15%), whose x loads miss L1 and whose rows vary in length.
@@ -96,7 +134,7 @@ class ChainSplitter {
     auto n = std::make_shared<StmtNode>(*s);
     for (Stmt& c : n->body) c = rewrite(c);
     for (Stmt& c : n->elseBody) c = rewrite(c);
-    if (n->op == StmtOp::Block) n->body = withLengthFlags(n->body);
+    if (n->op == StmtOp::Block) n->body = withSegmentFlags(n->body);
     return n;
   }
 
@@ -141,7 +179,7 @@ class ChainSplitter {
   ///   } else for p in [lo, hi): acc += unfused(v(p))
   /// Short loops (SpMV on road networks: 1-3 entries a row) keep the plain loop: there
   /// two chains save less than their set-up costs. For a segment of a pos array the
-  /// test is the array's mean segment length (lengthFlag) instead of this one's.
+  /// test is the array's mean segment length (segmentFlag) instead of this one's.
   Stmt twoChains(const Stmt& loop, const Reduction& r) {
     const Expr& p = loop->args[0];
     Type t = p->type;
@@ -161,17 +199,35 @@ class ChainSplitter {
                          forRange(p, add(lo, mul(intImm(2, t), pairs)), hi, loop->body[0]),
                          assign(r.acc, add(r.acc, odd))});
     Stmt plain = forRange(p, lo, hi, unfusedBody(loop, r));
-    Expr useChains = lengthFlag(loop->args[1], loop->args[2]);
+    Expr useChains = segmentFlag(loop->args[1], loop->args[2], FlagKind::TwoChains);
     if (!useChains) useChains = binary(ExprOp::Ge, sub(hi, lo), intImm(kMinChainLength, t));
-    return block({decl(lo, loop->args[1]), decl(hi, loop->args[2]), ifThen(useChains, chains, plain)});
+    Stmt choice = ifThen(useChains, chains, plain);
+    if (auto g = matchGatherDot(r, p)) choice = ifThen(gatherTest(loop, lo, hi), gathers(r, *g, lo, hi), choice);
+    return block({decl(lo, loop->args[1]), decl(hi, loop->args[2]), choice});
   }
 
-  /// The per-call flag "P's segments average kMinMeanLength entries or more" when
-  /// [lo, hi) is one segment [P[x], P[x + 1]) of a tensor's pos array P, else null.
-  /// Every segment then splits the same way, instead of by its own length, which
-  /// mispredicts on rows of mixed lengths (graphs: 7% of SpMV on ca-AstroPh); and the
-  /// choice depends on the tensor only, not on how a schedule cuts the rows.
-  Expr lengthFlag(const Expr& lo, const Expr& hi) {
+  /// acc += tessel_gather_dot_*(lo, hi, crd, v, x)
+  static Stmt gathers(const Reduction& r, const GatherDot& g, const Expr& lo, const Expr& hi) {
+    const char* fn = r.acc->type.elem == Datatype::Float64 ? "tessel_gather_dot_f64" : "tessel_gather_dot_f32";
+    return assign(r.acc, add(r.acc, call(fn, {lo, hi, g.crd, g.vals, g.x}, r.acc->type)));
+  }
+
+  /// Whether the gathers pay: by the pos array's mean segment length (one choice per
+  /// call, as for two chains), else by this loop's length.
+  Expr gatherTest(const Stmt& loop, const Expr& lo, const Expr& hi) {
+    if (Expr f = segmentFlag(loop->args[1], loop->args[2], FlagKind::Gathers)) return f;
+    return call("tessel_gather_dot_pays", {sub(hi, lo), intImm(1)}, scalar(Datatype::Bool));
+  }
+
+  enum class FlagKind { TwoChains, Gathers };
+
+  /// The per-call flag for [lo, hi) when it is one segment [P[x], P[x + 1]) of a tensor's
+  /// pos array P, else null. TwoChains: P's segments average kMinMeanLength entries or
+  /// more; Gathers: tessel_gather_dot_pays for P. Every segment then takes the same
+  /// version, instead of one by its own length, which mispredicts on rows of mixed
+  /// lengths (graphs: 7% of SpMV on ca-AstroPh); and the choice depends on the tensor
+  /// only, not on how a schedule cuts the rows.
+  Expr segmentFlag(const Expr& lo, const Expr& hi, FlagKind kind) {
     auto load = [](const Expr& e) { return e->op == ExprOp::Cast ? e->args[0] : e; };
     const Expr &a = load(lo), &b = load(hi);
     if (a->op != ExprOp::Load || b->op != ExprOp::Load || a->args[0]->op != ExprOp::Var ||
@@ -180,23 +236,27 @@ class ChainSplitter {
     auto level = posLevels_.find(a->args[0]->name);
     if (level == posLevels_.end()) return nullptr;
     PosLevel& l = level->second;
-    if (!l.flag) {
-      l.flag = var(fresh_(a->args[0]->name + "_long"), scalar(Datatype::Bool));
+    auto& [flag, flagDecl] = l.flags[kind];
+    if (!flag) {
+      bool chains = kind == FlagKind::TwoChains;
+      flag = var(fresh_(a->args[0]->name + (chains ? "_long" : "_gathers")), scalar(Datatype::Bool));
       Expr entries = field(l.tensor, "crd_size[" + l.k + "]", i64());
       Expr segments = sub(field(l.tensor, "pos_size[" + l.k + "]", i64()), intImm(1));
-      l.flagDecl = decl(l.flag, binary(ExprOp::Ge, entries, mul(intImm(kMinMeanLength), segments)));
+      flagDecl = decl(flag, chains ? binary(ExprOp::Ge, entries, mul(intImm(kMinMeanLength), segments))
+                                   : call("tessel_gather_dot_pays", {entries, segments}, scalar(Datatype::Bool)));
     }
-    return l.flag;
+    return flag;
   }
 
-  /// Each flag lengthFlag made goes right after its pos array's declaration.
-  std::vector<Stmt> withLengthFlags(const std::vector<Stmt>& stmts) {
+  /// Each flag segmentFlag made goes right after its pos array's declaration.
+  std::vector<Stmt> withSegmentFlags(const std::vector<Stmt>& stmts) {
     std::vector<Stmt> out;
     for (const Stmt& st : stmts) {
       out.push_back(st);
       if (st->op != StmtOp::Decl) continue;
       auto level = posLevels_.find(st->args[0]->name);
-      if (level != posLevels_.end() && level->second.flagDecl) out.push_back(level->second.flagDecl);
+      if (level == posLevels_.end()) continue;
+      for (auto& [kind, f] : level->second.flags) out.push_back(f.second);
     }
     return out;
   }
@@ -208,15 +268,16 @@ class ChainSplitter {
       Expr init = s->args[1]->op == ExprOp::Cast ? s->args[1]->args[0] : s->args[1];
       const std::string& f = init->name;
       if (init->op == ExprOp::Field && f.rfind("pos[", 0) == 0 && f.back() == ']')
-        posLevels_[s->args[0]->name] = PosLevel{init->args[0], f.substr(4, f.size() - 5), nullptr, nullptr};
+        posLevels_[s->args[0]->name] = PosLevel{init->args[0], f.substr(4, f.size() - 5), {}};
     });
   }
 
   struct PosLevel {
     Expr tensor;        ///< the tensor struct pointer
     std::string k;      ///< the level
-    Expr flag;          ///< lengthFlag's flag, once asked for
-    Stmt flagDecl;      ///< placed after P's declaration, which the kernel has once
+    /// segmentFlag's flags, once asked for, and their declarations (placed after P's
+    /// declaration, which the kernel has once)
+    std::map<FlagKind, std::pair<Expr, Stmt>> flags;
   };
   std::map<std::string, PosLevel> posLevels_;
   FreshNames fresh_;

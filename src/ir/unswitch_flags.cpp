@@ -5,8 +5,8 @@
 //   if (flag) for i: { ...; A; ... } else for i: { ...; B; ... }
 // The tests cost a compare and branch per row, and on short rows (SpMV on graphs and road
 // networks, 2-20 entries a row) the extra branches in the row loop cost 5-16% in a C
-// harness, although each is perfectly predicted. At most kMaxFlags flags per nest (2^k
-// copies); the outermost loop that tests a flag is copied, a parallel loop included.
+// harness, although each is perfectly predicted. At most kMaxFlags flags deep per nest;
+// the outermost loop that tests a flag is copied, a parallel loop included.
 #include <algorithm>
 
 #include "ir/ir.h"
@@ -16,7 +16,7 @@ namespace tessel::ir {
 
 namespace {
 
-constexpr size_t kMaxFlags = 2;
+constexpr size_t kMaxFlags = 3;
 
 /// Variables s declares or assigns.
 std::set<std::string> declaredIn(const Stmt& s) {
@@ -50,28 +50,22 @@ std::vector<Expr> invariantFlags(const Stmt& loop) {
   return flags;
 }
 
-/// One copy of `loop` per value of flags[k..]: nested ifs, the flags replaced by
-/// constants (the caller's simplify then drops the dead branches).
-Stmt copies(const Stmt& loop, const std::vector<Expr>& flags, size_t k, std::map<std::string, Expr>& values) {
-  if (k == flags.size()) return renameIn(loop, values);
-  values[flags[k]->name] = intImm(1, scalar(Datatype::Bool));
-  Stmt yes = copies(loop, flags, k + 1, values);
-  values[flags[k]->name] = intImm(0, scalar(Datatype::Bool));
-  Stmt no = copies(loop, flags, k + 1, values);
-  values.erase(flags[k]->name);
-  return ifThen(flags[k], yes, no);
+/// One copy of `loop` per value of its first invariant flag, that flag replaced by a
+/// constant and the dead branches dropped, each copy split again on the flags it still
+/// tests: a flag that only matters when another is false (the gathers' and two chains'
+/// choices of one sum) adds one copy, not twice as many.
+Stmt copies(const Stmt& loop, size_t depth) {
+  std::vector<Expr> flags = invariantFlags(loop);
+  if (flags.empty() || depth == kMaxFlags) return loop;
+  const Expr& f = flags[0];
+  Stmt yes = simplify(renameIn(loop, {{f->name, intImm(1, scalar(Datatype::Bool))}}));
+  Stmt no = simplify(renameIn(loop, {{f->name, intImm(0, scalar(Datatype::Bool))}}));
+  return ifThen(f, copies(yes, depth + 1), copies(no, depth + 1));
 }
 
 Stmt rewrite(const Stmt& s) {
   if (!s) return s;
-  if (s->op == StmtOp::For) {
-    std::vector<Expr> flags = invariantFlags(s);
-    if (!flags.empty()) {
-      std::map<std::string, Expr> values;
-      return copies(s, flags, 0, values);
-    }
-    return s;
-  }
+  if (s->op == StmtOp::For) return copies(s, 0);
   auto n = std::make_shared<StmtNode>(*s);
   for (Stmt& c : n->body) c = rewrite(c);
   for (Stmt& c : n->elseBody) c = rewrite(c);
