@@ -236,6 +236,17 @@ TEST(Lowering, SumMergesTimeABranchingAndABranchFreeLoop) {
   EXPECT_NE(ranges.find("int64_t tune_memo_slot = t2 % 64;", stop), std::string::npos) << ranges;
   EXPECT_NE(ranges.find("int64_t tune_left = (int64_t)tessel_sel_i64(tune_memo_reused < 0, 1024, 0);", stop),
             std::string::npos) << ranges;
+  // A trial cut short by the end of the range (a thread's share of fewer than 1024 rows)
+  // settles on its 64 or more timed rows, after the range's loop, so that the next calls
+  // reuse its choice instead of running a trial each.
+  const std::string cutShort = "if ((tune_left > 0) && ((1024 - tune_left) >= 64)) {";
+  size_t settleRange = ranges.find(cutShort, stop);
+  ASSERT_NE(settleRange, std::string::npos) << ranges;
+  EXPECT_NE(ranges.find("tessel_tune_keep(", settleRange), std::string::npos) << ranges;
+  EXPECT_EQ(ranges.find("tessel_settle_block", settleRange), std::string::npos) << ranges;  // after the loop
+  size_t settleSerial = compute.find(cutShort);
+  ASSERT_NE(settleSerial, std::string::npos) << compute;
+  EXPECT_EQ(compute.find("Y1_pos[pY0 + 1]", settleSerial), std::string::npos) << compute;  // after the loop
   TensorBase M("M", Datatype::Float64, {9, 8}, DenseFormat(2));
   M(i, j) = A(i, j) + B(i, j);
   Assignment dense = M.assignment();

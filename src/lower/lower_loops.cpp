@@ -63,8 +63,10 @@ class LoopLowerer {
     if (!(phase_ == Phase::Symbolic && plan_.growRows)) {  // (assembly only allocates)
       Stmt loops = threadCopies(descend(0, p_.assignment.rhs, env));
       for (auto& st : streamFlags_) s.push_back(st);
-      for (auto& st : tuner_.declare(0, true, intImm(0))) s.push_back(st);  // merges outside parallel loops
+      std::vector<int> tuned;
+      for (auto& st : tuner_.declare(0, true, intImm(0), &tuned)) s.push_back(st);  // merges outside parallel loops
       s.push_back(loops);
+      for (auto& st : tuner_.finish(tuned)) s.push_back(st);
     }
     for (auto& st : out_.functionEpilogue(phase_)) s.push_back(st);
     return block(s);
@@ -367,11 +369,13 @@ class LoopLowerer {
     Expr last = cut(add(t, intImm(1)), l.var.name() + "_to");
     // The last thread also takes trailing rows the bound gives nothing (empty rows).
     Expr stop = declared(l.var.name() + "_stop", select(eq(add(t, intImm(1)), nt), end, last), range);
-    for (auto& st : tuner_.declare(tuneFrom, true, t)) range.push_back(st);  // one range per thread
+    std::vector<int> tuned;
+    for (auto& st : tuner_.declare(tuneFrom, true, t, &tuned)) range.push_back(st);  // one range per thread
     if (out_.fillsDownward())
       range.push_back(pairedRange(l, c, first, stop, t, nt, rowAt, body, range));
     else
       range.push_back(forRange(c, first, stop, block(body), unrollPragma(l)));
+    for (auto& st : tuner_.finish(tuned)) range.push_back(st);
     for (auto& st : out_.rangeEpilogue(t)) range.push_back(st);
     s.push_back(forRange(t, intImm(0), nt, block(range), "omp parallel for schedule(static, 1)"));
     return block(s);

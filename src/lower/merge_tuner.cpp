@@ -14,12 +14,13 @@ int MergeTuner::open() {
   return sites() - 1;
 }
 
-std::vector<Stmt> MergeTuner::declare(int from, bool tuning, const Expr& slot) {
+std::vector<Stmt> MergeTuner::declare(int from, bool tuning, const Expr& slot, std::vector<int>* tuned) {
   std::vector<Stmt> s;
   for (int k = from; k < sites(); k++) {
     Site& t = sites_[k];
     if (t.declared) continue;
     t.declared = true;
+    if (tuning && tuned) tuned->push_back(k);
     // The site's choice across calls, one slot per thread range (its rows are the same
     // from call to call): function statics, the choice stored plus one (0: none yet).
     const std::string& m = t.memo;
@@ -62,13 +63,6 @@ std::vector<Stmt> MergeTuner::done(int site, const Expr& entries) const {
   // Evaluated only in a trial: off the segment's hot path.
   Expr work = var(sym_.fresh("work"), i64());
   Expr dt = var(sym_.fresh("tune_dt"), i64());
-  auto f64 = [](const Expr& e) { return cast(scalar(Datatype::Float64), e); };
-  // Faster per merged entry: cycles1 / work1 < cycles0 / work0.
-  Expr better = lt(mul(f64(t.cycles1), f64(t.work0)), mul(f64(t.cycles0), f64(t.work1)));
-  auto cell = [&](const char* a) { return memoCell(t, a); };
-  Stmt settle = block({assign(t.best, cast(i64(), better)), assign(t.wait, intImm(kRetrialAfter)),
-                       raw("tessel_tune_keep(" + cell("best") + ", " + cell("every") + ", " + cell("calls") + ", " +
-                           t.best->name + ", " + std::to_string(kMaxReuse) + ");")});
   // A segment interrupted (a timer tick, a page fault) would outweigh hundreds of
   // others: count at most kMaxCyclesPerEntry per entry (both variants take 5-40).
   Expr cap = add(mul(work, intImm(kMaxCyclesPerEntry)), intImm(kMaxCyclesPerEntry * 8));
@@ -76,8 +70,30 @@ std::vector<Stmt> MergeTuner::done(int site, const Expr& entries) const {
                       ifThen(branching(site),
                              block({assign(t.cycles1, add(t.cycles1, dt)), assign(t.work1, add(t.work1, work))}),
                              block({assign(t.cycles0, add(t.cycles0, dt)), assign(t.work0, add(t.work0, work))})),
-                      assign(t.left, sub(t.left, intImm(1))), ifThen(eq(t.left, intImm(0)), settle)});
+                      assign(t.left, sub(t.left, intImm(1))), ifThen(eq(t.left, intImm(0)), settle(t))});
   return {ifThen(binary(ExprOp::Gt, t.left, intImm(0)), timed)};
+}
+
+Stmt MergeTuner::settle(const Site& t) {
+  auto f64 = [](const Expr& e) { return cast(scalar(Datatype::Float64), e); };
+  // Faster per merged entry: cycles1 / work1 < cycles0 / work0.
+  Expr better = lt(mul(f64(t.cycles1), f64(t.work0)), mul(f64(t.cycles0), f64(t.work1)));
+  auto cell = [&](const char* a) { return memoCell(t, a); };
+  return block({assign(t.best, cast(i64(), better)), assign(t.wait, intImm(kRetrialAfter)),
+                raw("tessel_tune_keep(" + cell("best") + ", " + cell("every") + ", " + cell("calls") + ", " +
+                    t.best->name + ", " + std::to_string(kMaxReuse) + ");")});
+}
+
+std::vector<Stmt> MergeTuner::finish(const std::vector<int>& sites) const {
+  std::vector<Stmt> s;
+  for (int k : sites) {
+    const Site& t = sites_[k];
+    // Segments timed so far: the trial alternates variants, so each has about half.
+    Expr timed = sub(intImm(2 * kTrialSegments), t.left);
+    Expr cutShort = land(binary(ExprOp::Gt, t.left, intImm(0)), binary(ExprOp::Ge, timed, intImm(2 * kMinTrialSegments)));
+    s.push_back(ifThen(cutShort, settle(t)));
+  }
+  return s;
 }
 
 }  // namespace tessel::lower

@@ -41,9 +41,17 @@ class MergeTuner {
   /// state would restart too often (a parallel loop's body run once per row), `tuning`
   /// is false and those sites stay branch-free.
   /// `slot`: the thread range's index (0 for serial loops), which keeps its own choice.
-  std::vector<ir::Stmt> declare(int from, bool tuning, const ir::Expr& slot);
+  /// The sites declared with tuning are appended to `tuned` when given.
+  std::vector<ir::Stmt> declare(int from, bool tuning, const ir::Expr& slot, std::vector<int>* tuned = nullptr);
+  /// After the loops of a range (a thread's rows, or a serial kernel's) in which `sites`
+  /// were declared: a trial still running, on fewer segments than a trial takes (a
+  /// thread's share of 1651 rows, 825, is less than 1024), settles on what it timed,
+  /// kMinTrialSegments or more. Unsettled, every call ran a trial over all its rows, half
+  /// of them in the slower variant: SpAdd3 on fidapex6 took 2x as long per thread.
+  std::vector<ir::Stmt> finish(const std::vector<int>& sites) const;
 
   static constexpr int64_t kTrialSegments = 512;  ///< per variant, per trial
+  static constexpr int64_t kMinTrialSegments = 32;  ///< per variant, to settle a cut-short trial
   static constexpr int64_t kMaxCyclesPerEntry = 100;
   static constexpr int64_t kRetrialAfter = 16384;  ///< segments between trials
   static constexpr int64_t kMaxReuse = 64;   ///< calls that reuse a choice (tessel_tune_keep)
@@ -57,6 +65,8 @@ class MergeTuner {
   };
   /// Address of the site's static `field` in this thread range's slot (C text).
   static std::string memoCell(const Site& t, const char* field);
+  /// Keeps the variant faster per merged entry, in the site's state and its statics.
+  static ir::Stmt settle(const Site& t);
   Symbols& sym_;
   std::vector<Site> sites_;
 };
