@@ -310,6 +310,11 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
             std::string::npos) << code;
   EXPECT_NE(code.find("acc = acc + tessel_gather_dot_f64(pB1_lo, pB1_hi, B1_crd, B_vals, c_vals);"),
             std::string::npos) << code;
+  // Short rows of irregular lengths (a sample of B's pos array) take 4-entry gathers.
+  EXPECT_NE(code.find("bool B1_pos_short = tessel_short_gathers_pay(B1_pos, 0, B->crd_size[1], B->pos_size[1] - 1);"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("acc = acc + tessel_gather_dot4_f64(pB1_lo, pB1_hi, B1_crd, B_vals, c_vals);"),
+            std::string::npos) << code;
   // The flags are tested once, before the row loop: one copy of it per value of the
   // streams flag and of the three sums (gathers, else two chains, else one), the last
   // without hints and with the plain loop.
@@ -318,6 +323,8 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   EXPECT_NE(code.find("    } else if (B1_pos_long) {\n      for (int64_t i = 0; i < a0_dim; i++) {"),
             std::string::npos) << code;
   EXPECT_NE(code.find("  } else if (B1_pos_gathers) {\n    for (int64_t i = 0; i < a0_dim; i++) {"),
+            std::string::npos) << code;
+  EXPECT_NE(code.find("  } else if (B1_pos_short) {\n    for (int64_t i = 0; i < a0_dim; i++) {"),
             std::string::npos) << code;
   EXPECT_EQ(code.find("if (B1_streams) {\n      __builtin_prefetch"), std::string::npos) << code;
   const std::string last = code.substr(code.rfind("for (int64_t i = 0; i < a0_dim; i++)"));
@@ -443,17 +450,19 @@ TEST(Lowering, LoopsAreCopiedPerValueOfTheFlagsTheyTest) {
   std::vector<Stmt> none = statementsOf(u->elseBody[0]->elseBody[0]->body[0]);  // neither: Y[i] = 2
   ASSERT_EQ(none.size(), 1u);
   EXPECT_EQ(none[0]->args[2]->fval, 2.0);
-  // Flags set inside the loop stay tests; a fourth flag stays a test (three deep at most).
+  // Flags set inside the loop stay tests; a fifth flag stays a test (four deep at most).
   Stmt local = forRange(i, intImm(0), n, block({decl(f, lt(i, n)), ifThen(f, put(1))}));
   EXPECT_EQ(unswitchLoopFlags(local)->op, StmtOp::For);
   Stmt assigned = forRange(i, intImm(0), n, block({ifThen(f, put(1)), assign(f, lt(i, n))}));
   EXPECT_EQ(unswitchLoopFlags(assigned)->op, StmtOp::For);
-  Expr k = var("k", scalar(Datatype::Bool));
-  Stmt four = simplify(unswitchLoopFlags(forRange(
-      i, intImm(0), n, block({ifThen(f, put(1)), ifThen(g, put(2)), ifThen(h, put(3)), ifThen(k, put(4))}))));
-  ASSERT_EQ(four->op, StmtOp::If);
-  EXPECT_EQ(four->body[0]->body[0]->body[0]->op, StmtOp::For);
-  EXPECT_EQ(statementsOf(four->body[0]->body[0]->body[0]->body[0]).back()->args[0]->name, "k");
+  Expr k = var("k", scalar(Datatype::Bool)), m = var("m", scalar(Datatype::Bool));
+  Stmt five = simplify(unswitchLoopFlags(forRange(
+      i, intImm(0), n,
+      block({ifThen(f, put(1)), ifThen(g, put(2)), ifThen(h, put(3)), ifThen(k, put(4)), ifThen(m, put(5))}))));
+  ASSERT_EQ(five->op, StmtOp::If);
+  const Stmt& deepest = five->body[0]->body[0]->body[0]->body[0];
+  EXPECT_EQ(deepest->op, StmtOp::For);
+  EXPECT_EQ(statementsOf(deepest->body[0]).back()->args[0]->name, "m");
   // A flag tested only when another is false splits only that copy: three loops, not four.
   Stmt chain = simplify(unswitchLoopFlags(forRange(i, intImm(0), n, ifThen(g, put(1), ifThen(h, put(2), put(3))))));
   ASSERT_EQ(chain->op, StmtOp::If);

@@ -80,11 +80,12 @@ static inline float tessel_unfused_f32(float x) { TESSEL_OPAQUE(x); return x; }
    branches instead of one per entry and a mispredicted exit. On Sapphire Rapids SpMV ran
    1.3-1.8x the scalar loop on rows averaging 12 or more entries and lost on shorter ones
    (bayer10, mean 7: 0.8x), hence tessel_gather_dot_pays. Lanes sum p - lo mod 8 (16),
-   then a fixed tree: the order depends on the bounds only. Without AVX-512 the flag is
-   constant false and the scalar fallback is never called. */
-#if defined(__AVX512F__)
+   then a fixed tree: the order depends on the bounds only. Without AVX-512 (F and VL) the
+   flags are constant false and the scalar fallbacks are never called. */
+#if defined(__AVX512F__) && defined(__AVX512VL__)
 #include <immintrin.h>
 #define TESSEL_GATHER_DOT 1
+#define TESSEL_SHORT_GATHERS 1
 static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
                                            const double* restrict v, const double* restrict x) {
   __m512d acc = _mm512_setzero_pd();
@@ -117,8 +118,48 @@ static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t*
   }
   return _mm512_reduce_add_ps(acc);
 }
+/* The same in 256-bit steps of four (eight) entries, for short rows: a row of up to three
+   (seven) entries is one masked step and no loop branch at all. */
+static inline double tessel_gather_dot4_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
+                                            const double* restrict v, const double* restrict x) {
+  __m256d acc = _mm256_setzero_pd();
+  int64_t p = lo;
+  for (; p + 4 <= hi; p += 4) {
+    __m128i j = _mm_loadu_si128((const __m128i*)(crd + p));
+    acc = _mm256_fmadd_pd(_mm256_loadu_pd(v + p), _mm256_i32gather_pd(x, j, 8), acc);
+  }
+  if (p < hi) {
+    __mmask8 m = (__mmask8)((1u << (hi - p)) - 1);
+    __m128i j = _mm_maskz_loadu_epi32(m, crd + p);
+    __m256d xj = _mm256_mmask_i32gather_pd(_mm256_setzero_pd(), m, j, x, 8);
+    acc = _mm256_fmadd_pd(_mm256_maskz_loadu_pd(m, v + p), xj, acc);
+  }
+  __m128d h = _mm_add_pd(_mm256_castpd256_pd128(acc), _mm256_extractf128_pd(acc, 1));
+  return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+}
+static inline float tessel_gather_dot4_f32(int64_t lo, int64_t hi, const int32_t* restrict crd,
+                                           const float* restrict v, const float* restrict x) {
+  __m256 acc = _mm256_setzero_ps();
+  int64_t p = lo;
+  for (; p + 8 <= hi; p += 8) {
+    __m256i j = _mm256_loadu_si256((const __m256i*)(crd + p));
+    acc = _mm256_fmadd_ps(_mm256_loadu_ps(v + p), _mm256_i32gather_ps(x, j, 4), acc);
+  }
+  if (p < hi) {
+    __mmask8 m = (__mmask8)((1u << (hi - p)) - 1);
+    __m256i j = _mm256_maskz_loadu_epi32(m, crd + p);
+    __m256 xj = _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), m, j, x, 4);
+    acc = _mm256_fmadd_ps(_mm256_maskz_loadu_ps(m, v + p), xj, acc);
+  }
+  __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
+  h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+  return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
+}
 #else
 #define TESSEL_GATHER_DOT 0
+#define TESSEL_SHORT_GATHERS 0
+#define tessel_gather_dot4_f64 tessel_gather_dot_f64
+#define tessel_gather_dot4_f32 tessel_gather_dot_f32
 static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
                                            const double* restrict v, const double* restrict x) {
   double acc = 0;
@@ -135,6 +176,22 @@ static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t*
 /* Whether sparse dot products over `entries` entries in `segments` rows use the gathers. */
 static inline bool tessel_gather_dot_pays(int64_t entries, int64_t segments) {
   return TESSEL_GATHER_DOT && entries >= 12 * segments;
+}
+/* Whether the rows of pos array P (int64 when `wide`), `segments` of them, are short
+   (fewer than 4 entries on average) and of irregular lengths: 8 or more of 64 sampled
+   pairs of neighbouring rows differ. There the scalar loop's exit mispredicts and the
+   4-entry gathers won (luxembourg_osm, mean 2.1: 13-17%; hep-th, 3.8: 33%); on rows of
+   one length it predicts perfectly and won (uniform, 2 a row: 12%; tridiagonal: 0-5%). */
+static bool tessel_short_gathers_pay(const void* P, int wide, int64_t entries, int64_t segments) {
+  if (!TESSEL_SHORT_GATHERS || segments < 3 || entries >= 4 * segments) return 0;
+#define TESSEL_P(r) (wide ? ((const int64_t*)P)[r] : (int64_t)((const int32_t*)P)[r])
+  int64_t differ = 0;
+  for (int64_t k = 0; k < 64; k++) {
+    int64_t r = (segments - 2) * k / 64;
+    differ += TESSEL_P(r + 1) - TESSEL_P(r) != TESSEL_P(r + 2) - TESSEL_P(r + 1);
+  }
+#undef TESSEL_P
+  return differ >= 8;
 }
 /* A tuned merge's choice across calls, in the site's statics (lower/merge_tuner.h; the
    choice stored plus one, 0 before any): returns the last trial's choice while it is to

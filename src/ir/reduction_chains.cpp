@@ -202,14 +202,18 @@ class ChainSplitter {
     Expr useChains = segmentFlag(loop->args[1], loop->args[2], FlagKind::TwoChains);
     if (!useChains) useChains = binary(ExprOp::Ge, sub(hi, lo), intImm(kMinChainLength, t));
     Stmt choice = ifThen(useChains, chains, plain);
-    if (auto g = matchGatherDot(r, p)) choice = ifThen(gatherTest(loop, lo, hi), gathers(r, *g, lo, hi), choice);
+    if (auto g = matchGatherDot(r, p)) {
+      if (Expr shortRows = segmentFlag(loop->args[1], loop->args[2], FlagKind::ShortGathers))
+        choice = ifThen(shortRows, gathers(r, *g, lo, hi, "tessel_gather_dot4"), choice);
+      choice = ifThen(gatherTest(loop, lo, hi), gathers(r, *g, lo, hi, "tessel_gather_dot"), choice);
+    }
     return block({decl(lo, loop->args[1]), decl(hi, loop->args[2]), choice});
   }
 
-  /// acc += tessel_gather_dot_*(lo, hi, crd, v, x)
-  static Stmt gathers(const Reduction& r, const GatherDot& g, const Expr& lo, const Expr& hi) {
-    const char* fn = r.acc->type.elem == Datatype::Float64 ? "tessel_gather_dot_f64" : "tessel_gather_dot_f32";
-    return assign(r.acc, add(r.acc, call(fn, {lo, hi, g.crd, g.vals, g.x}, r.acc->type)));
+  /// acc += <fn>_f64 / _f32(lo, hi, crd, v, x)
+  static Stmt gathers(const Reduction& r, const GatherDot& g, const Expr& lo, const Expr& hi, const std::string& fn) {
+    std::string name = fn + (r.acc->type.elem == Datatype::Float64 ? "_f64" : "_f32");
+    return assign(r.acc, add(r.acc, call(name, {lo, hi, g.crd, g.vals, g.x}, r.acc->type)));
   }
 
   /// Whether the gathers pay: by the pos array's mean segment length (one choice per
@@ -219,11 +223,12 @@ class ChainSplitter {
     return call("tessel_gather_dot_pays", {sub(hi, lo), intImm(1)}, scalar(Datatype::Bool));
   }
 
-  enum class FlagKind { TwoChains, Gathers };
+  enum class FlagKind { TwoChains, Gathers, ShortGathers };
 
   /// The per-call flag for [lo, hi) when it is one segment [P[x], P[x + 1]) of a tensor's
   /// pos array P, else null. TwoChains: P's segments average kMinMeanLength entries or
-  /// more; Gathers: tessel_gather_dot_pays for P. Every segment then takes the same
+  /// more; Gathers: tessel_gather_dot_pays for P; ShortGathers: tessel_short_gathers_pay
+  /// (short rows of irregular lengths, sampled from P). Every segment then takes the same
   /// version, instead of one by its own length, which mispredicts on rows of mixed
   /// lengths (graphs: 7% of SpMV on ca-AstroPh); and the choice depends on the tensor
   /// only, not on how a schedule cuts the rows.
@@ -238,12 +243,18 @@ class ChainSplitter {
     PosLevel& l = level->second;
     auto& [flag, flagDecl] = l.flags[kind];
     if (!flag) {
-      bool chains = kind == FlagKind::TwoChains;
-      flag = var(fresh_(a->args[0]->name + (chains ? "_long" : "_gathers")), scalar(Datatype::Bool));
+      static const char* suffix[] = {"_long", "_gathers", "_short"};
+      const Expr& P = a->args[0];
+      flag = var(fresh_(P->name + suffix[static_cast<int>(kind)]), scalar(Datatype::Bool));
       Expr entries = field(l.tensor, "crd_size[" + l.k + "]", i64());
       Expr segments = sub(field(l.tensor, "pos_size[" + l.k + "]", i64()), intImm(1));
-      flagDecl = decl(flag, chains ? binary(ExprOp::Ge, entries, mul(intImm(kMinMeanLength), segments))
-                                   : call("tessel_gather_dot_pays", {entries, segments}, scalar(Datatype::Bool)));
+      Type boolean = scalar(Datatype::Bool);
+      Expr test = kind == FlagKind::TwoChains ? binary(ExprOp::Ge, entries, mul(intImm(kMinMeanLength), segments))
+                  : kind == FlagKind::Gathers ? call("tessel_gather_dot_pays", {entries, segments}, boolean)
+                                              : call("tessel_short_gathers_pay",
+                                                     {P, intImm(P->type.elem == Datatype::Int64), entries, segments},
+                                                     boolean);
+      flagDecl = decl(flag, test);
     }
     return flag;
   }

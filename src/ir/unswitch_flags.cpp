@@ -16,7 +16,7 @@ namespace tessel::ir {
 
 namespace {
 
-constexpr size_t kMaxFlags = 3;
+constexpr size_t kMaxFlags = 4;
 
 /// Variables s declares or assigns.
 std::set<std::string> declaredIn(const Stmt& s) {
