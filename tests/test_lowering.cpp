@@ -343,6 +343,30 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   EXPECT_NE(code.find("if (tessel_gather_dot_pays(pC1_hi - pC1_lo, 1)) {"), std::string::npos) << code;
 }
 
+TEST(Lowering, SumsThatMarkAnEntryStillReorder) {
+  // A sparse output whose pattern is not copied marks whether the fiber had an entry
+  // (`hit = 1` in the sum's loop): the mark moves after the loop, guarded by its bounds
+  // being non-empty, so the sum still gets the gathers and two chains.
+  IndexVar i("i"), j("j"), k("k");
+  TensorBase Tn = T("Tn", {4, 5, 6}, "dds"), c = T("c", {6}, "d");
+  TensorBase A("A", Datatype::Float64, {4, 5}, CSR());
+  A(i, j) = Tn(i, j, k) * c(k);
+  std::string code = A.emitC();
+  std::string compute = code.substr(code.find("int tessel_compute("));
+  EXPECT_NE(compute.find("acc = acc + tessel_gather_dot_f64(pTn2_lo, pTn2_hi, Tn2_crd, Tn_vals, c_vals);"),
+            std::string::npos) << compute;
+  EXPECT_NE(compute.find("acc_odd = acc_odd + "), std::string::npos) << compute;
+  // Every mark sits in such a guard, none in a loop.
+  auto count = [&](const std::string& what) {
+    size_t n = 0;
+    for (size_t at = compute.find(what); at != std::string::npos; at = compute.find(what, at + 1)) n++;
+    return n;
+  };
+  size_t guards = count("if ((int64_t)Tn2_pos[pTn1] < (int64_t)Tn2_pos[pTn1 + 1]) {\n");
+  EXPECT_GE(guards, 3u) << compute;
+  EXPECT_EQ(count("hit = 1;"), guards) << compute;
+}
+
 TEST(Lowering, DenseDotProductsSumInVectorLanes) {
   IndexVar i("i"), j("j"), k("k");
   TensorBase S = T("S", {5, 6}, "ds"), U = T("U", {5, 4}, "dd", 1.0), V = T("V", {6, 4}, "dd", 1.0);

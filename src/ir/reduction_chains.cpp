@@ -53,6 +53,36 @@ std::optional<Reduction> matchReduction(const Stmt& loop) {
   return r;
 }
 
+/// A loop `for p in [b, e): { ...; m = c; }` whose body ends with constant assignments
+/// to flags that nothing in the loop reads (a sparse output's "row has an entry"): the
+/// loop without them, and `if (b < e) { m = c; }` to run after it, which is the same.
+/// Then the rest of the body can be a reduction.
+std::optional<std::pair<Stmt, Stmt>> withoutMarks(const Stmt& loop) {
+  if (loop->op != StmtOp::For || !loop->text.empty() || hasCall(loop->args[1]) || hasCall(loop->args[2]))
+    return std::nullopt;
+  std::vector<Stmt> stmts = statementsOf(loop->body[0]);
+  std::vector<Stmt> marks;
+  while (!stmts.empty() && stmts.back()->op == StmtOp::Assign && stmts.back()->args[0]->op == ExprOp::Var &&
+         stmts.back()->args[1]->op == ExprOp::IntImm) {
+    marks.insert(marks.begin(), stmts.back());
+    stmts.pop_back();
+  }
+  if (marks.empty() || stmts.empty()) return std::nullopt;
+  for (const Stmt& m : marks) {
+    const std::string& name = m->args[0]->name;
+    bool read = mentions(loop->args[1], name) || mentions(loop->args[2], name) ||
+                anyStmt(block(stmts), [&](const Stmt& t) {
+                  for (const Expr& a : t->args)
+                    if (mentions(a, name)) return true;
+                  return false;
+                });
+    if (read) return std::nullopt;
+  }
+  auto bare = std::make_shared<StmtNode>(*loop);
+  bare->body = {block(stmts)};
+  return std::make_pair(Stmt(bare), ifThen(lt(loop->args[1], loop->args[2]), block(marks)));
+}
+
 /// Whether some load's index, with the body's declarations substituted, reads memory.
 bool hasIndirectLoad(const Reduction& r) {
   std::set<std::string> loaded;  // body variables whose value came from memory
@@ -129,7 +159,9 @@ class ChainSplitter {
   Stmt rewrite(const Stmt& s) {
     if (!s) return s;
     if (s->op == StmtOp::For) {
-      if (auto r = matchReduction(s)) return hasIndirectLoad(*r) ? twoChains(s, *r) : vectorLanes(s, *r);
+      if (auto r = matchReduction(s)) return sum(s, *r);
+      if (auto split = withoutMarks(s))
+        if (auto r = matchReduction(split->first)) return block({sum(split->first, *r), split->second});
     }
     auto n = std::make_shared<StmtNode>(*s);
     for (Stmt& c : n->body) c = rewrite(c);
@@ -139,6 +171,8 @@ class ChainSplitter {
   }
 
  private:
+  Stmt sum(const Stmt& loop, const Reduction& r) { return hasIndirectLoad(r) ? twoChains(loop, r) : vectorLanes(loop, r); }
+
   static Stmt vectorLanes(const Stmt& loop, const Reduction& r) {
     auto n = std::make_shared<StmtNode>(*loop);
     n->text = "omp simd reduction(+:" + r.acc->name + ")";
