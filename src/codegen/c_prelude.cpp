@@ -69,6 +69,10 @@ static inline int64_t tessel_sel_i64(int c, int64_t a, int64_t b) { return c ? a
 #endif
 static inline double tessel_unfused_f64(double x) { TESSEL_OPAQUE(x); return x; }
 static inline float tessel_unfused_f32(float x) { TESSEL_OPAQUE(x); return x; }
+/* Entry r of a pos array of 32-bit or (wide) 64-bit offsets. */
+static inline int64_t tessel_pos_at(const void* pos, int wide, int64_t r) {
+  return wide ? ((const int64_t*)pos)[r] : (int64_t)((const int32_t*)pos)[r];
+}
 /* Sparse dot products sum(v[p] * x[crd[p]], p in [lo, hi)) with AVX-512 gathers: eight
    (sixteen) entries a step, the last step masked, so a row costs one or two predictable
    branches instead of one per entry and a mispredicted exit. On Sapphire Rapids SpMV ran
@@ -178,13 +182,11 @@ static inline bool tessel_gather_dot_pays(int64_t entries, int64_t segments) {
    one length it predicts perfectly and won (uniform, 2 a row: 12%; tridiagonal: 0-5%). */
 static bool tessel_short_gathers_pay(const void* P, int wide, int64_t entries, int64_t segments) {
   if (!TESSEL_SHORT_GATHERS || segments < 3 || entries >= 4 * segments) return 0;
-#define TESSEL_P(r) (wide ? ((const int64_t*)P)[r] : (int64_t)((const int32_t*)P)[r])
   int64_t differ = 0;
   for (int64_t k = 0; k < 64; k++) {
-    int64_t r = (segments - 2) * k / 64;
-    differ += TESSEL_P(r + 1) - TESSEL_P(r) != TESSEL_P(r + 2) - TESSEL_P(r + 1);
+    int64_t r = (segments - 2) * k / 64, mid = tessel_pos_at(P, wide, r + 1);
+    differ += mid - tessel_pos_at(P, wide, r) != tessel_pos_at(P, wide, r + 2) - mid;
   }
-#undef TESSEL_P
   return differ >= 8;
 }
 /* A tuned merge's choice across calls, in the site's statics (lower/merge_tuner.h; the
@@ -527,7 +529,7 @@ static void tessel_start_at(void** data, void** block, int64_t offset, size_t si
    entries merge; a fresh exact-size copy would page-fault the whole output), then all
    pieces move at once. Returns the entry count, -1 when it exceeds a 32-bit pos, -2
    out of memory. */
-#define TESSEL_POS(r) (pos64 ? ((const int64_t*)pos)[r] : (int64_t)((const int32_t*)pos)[r])
+#define TESSEL_POS(r) tessel_pos_at(pos, pos64, r)
 static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* pos, int pos64,
                                   char* crd, size_t cs, char* vals, size_t vs, int64_t* offset) {
   int64_t nt = omp_get_max_threads(), n = 1, total = 0, nr = 0;

@@ -30,12 +30,7 @@ bool isPrefetchHint(const Stmt& s) {
 
 /// Whether s breaks out of a loop, or reads any of `names`.
 bool breaksOrReads(const Stmt& s, const std::set<std::string>& names) {
-  return anyStmt(s, [&](const Stmt& t) {
-    if (t->op == StmtOp::Break) return true;
-    for (const Expr& a : t->args)
-      if (mentionsAny(a, names)) return true;
-    return false;
-  });
+  return anyStmt(s, [](const Stmt& t) { return t->op == StmtOp::Break; }) || stmtMentionsAny(s, names);
 }
 
 /// An inner bound: g, or g clamped by `clamp` (Max for begins, Min for ends) with a

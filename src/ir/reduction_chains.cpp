@@ -26,6 +26,12 @@ bool isFloatScalar(const Type& t) {
   return !t.pointer && (t.elem == Datatype::Float32 || t.elem == Datatype::Float64);
 }
 
+/// e without the casts around it.
+Expr stripCasts(Expr e) {
+  while (e->op == ExprOp::Cast) e = e->args[0];
+  return e;
+}
+
 /// A loop `for p: { decl x = ...; ...; acc = acc + v; }`, the shape this pass rewrites.
 struct Reduction {
   Expr acc;
@@ -68,16 +74,10 @@ std::optional<std::pair<Stmt, Stmt>> withoutMarks(const Stmt& loop) {
     stmts.pop_back();
   }
   if (marks.empty() || stmts.empty()) return std::nullopt;
-  for (const Stmt& m : marks) {
-    const std::string& name = m->args[0]->name;
-    bool read = mentions(loop->args[1], name) || mentions(loop->args[2], name) ||
-                anyStmt(block(stmts), [&](const Stmt& t) {
-                  for (const Expr& a : t->args)
-                    if (mentions(a, name)) return true;
-                  return false;
-                });
-    if (read) return std::nullopt;
-  }
+  std::set<std::string> flags;
+  for (const Stmt& m : marks) flags.insert(m->args[0]->name);
+  if (mentionsAny(loop->args[1], flags) || mentionsAny(loop->args[2], flags) || stmtMentionsAny(block(stmts), flags))
+    return std::nullopt;
   auto bare = std::make_shared<StmtNode>(*loop);
   bare->body = {block(stmts)};
   return std::make_pair(Stmt(bare), ifThen(lt(loop->args[1], loop->args[2]), block(marks)));
@@ -112,11 +112,6 @@ bool hasIndirectLoad(const Reduction& r) {
 struct GatherDot {
   Expr vals, crd, x;
 };
-
-Expr stripCasts(Expr e) {
-  while (e->op == ExprOp::Cast) e = e->args[0];
-  return e;
-}
 
 /// v[p] * x[(cast)crd[p]] (either order) with float64 (float32) v, x and acc and int32
 /// crd, the body's declarations substituted; v, x and crd arrays named by variables.
@@ -267,8 +262,7 @@ class ChainSplitter {
   /// lengths (graphs: 7% of SpMV on ca-AstroPh); and the choice depends on the tensor
   /// only, not on how a schedule cuts the rows.
   Expr segmentFlag(const Expr& lo, const Expr& hi, FlagKind kind) {
-    auto load = [](const Expr& e) { return e->op == ExprOp::Cast ? e->args[0] : e; };
-    const Expr &a = load(lo), &b = load(hi);
+    const Expr a = stripCasts(lo), b = stripCasts(hi);
     if (a->op != ExprOp::Load || b->op != ExprOp::Load || a->args[0]->op != ExprOp::Var ||
         !sameExpr(a->args[0], b->args[0]) || !sameExpr(b->args[1], add(a->args[1], intImm(1, a->args[1]->type))))
       return nullptr;
@@ -310,7 +304,7 @@ class ChainSplitter {
   void findPosArrays(const Stmt& root) {
     forEachStmt(root, [&](const Stmt& s) {
       if (s->op != StmtOp::Decl || s->args.size() < 2 || !s->args[1]) return;
-      Expr init = s->args[1]->op == ExprOp::Cast ? s->args[1]->args[0] : s->args[1];
+      Expr init = stripCasts(s->args[1]);
       const std::string& f = init->name;
       if (init->op == ExprOp::Field && f.rfind("pos[", 0) == 0 && f.back() == ']')
         posLevels_[s->args[0]->name] = PosLevel{init->args[0], f.substr(4, f.size() - 5), {}};

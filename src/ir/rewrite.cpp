@@ -49,6 +49,14 @@ bool anyStmt(const Stmt& s, const std::function<bool(const Stmt&)>& pred) {
   return false;
 }
 
+bool stmtMentionsAny(const Stmt& s, const std::set<std::string>& names) {
+  return anyStmt(s, [&](const Stmt& t) {
+    for (const Expr& a : t->args)
+      if (mentionsAny(a, names)) return true;
+    return false;
+  });
+}
+
 Stmt renameIn(const Stmt& s, const std::map<std::string, Expr>& to) {
   if (!s) return s;
   auto n = std::make_shared<StmtNode>(*s);

@@ -25,6 +25,8 @@ Expr rename(const Expr& e, const std::map<std::string, Expr>& to);
 void forEachStmt(const Stmt& s, const std::function<void(const Stmt&)>& f);
 /// Whether s or a statement nested in it satisfies pred.
 bool anyStmt(const Stmt& s, const std::function<bool(const Stmt&)>& pred);
+/// Whether an expression of s or of a statement nested in it mentions any of `names`.
+bool stmtMentionsAny(const Stmt& s, const std::set<std::string>& names);
 /// s with rename() applied to every expression in it.
 Stmt renameIn(const Stmt& s, const std::map<std::string, Expr>& to);
 /// The statements of a loop body: a block's list, or the one statement.
