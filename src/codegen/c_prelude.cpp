@@ -74,12 +74,16 @@ static inline int64_t tessel_pos_at(const void* pos, int wide, int64_t r) {
   return wide ? ((const int64_t*)pos)[r] : (int64_t)((const int32_t*)pos)[r];
 }
 /* Sparse dot products sum(v[p] * x[crd[p]], p in [lo, hi)) with AVX-512 gathers: eight
-   (sixteen) entries a step, the last step masked, so a row costs one or two predictable
-   branches instead of one per entry and a mispredicted exit. On Sapphire Rapids SpMV ran
-   1.3-1.8x the scalar loop on rows averaging 12 or more entries and lost on shorter ones
-   (bayer10, mean 7: 0.8x), hence tessel_gather_dot_pays. Lanes sum p - lo mod 8 (16),
-   then a fixed tree: the order depends on the bounds only. Without AVX-512 (F and VL) the
-   flags are constant false and the scalar fallbacks are never called. */
+   (sixteen) entries a step while more than that remain, then always one masked step of
+   the rest (none to all lanes; masked-off lanes touch no memory). A row costs one loop
+   test per step, and a row of up to one step's entries one well-predicted test: 10-25%
+   faster than a masked step only when some remain, whose extra test mispredicts on rows
+   of varying lengths. On Sapphire Rapids SpMV ran 1.3-1.8x the scalar loop on rows
+   averaging 12 or more entries (tessel_gather_dot_pays); on shorter rows the 256-bit
+   steps below do better (bayer10, mean 7: 8-wide 0.8-1.0x the scalar loop, 4-wide
+   1.1x). Lanes sum p - lo mod 8 (16), then a fixed tree: the order depends on the bounds
+   only. Without AVX-512 (F and VL) the flags are constant false and the scalar fallbacks
+   are never called. */
 #if defined(__AVX512F__) && defined(__AVX512VL__)
 #include <immintrin.h>
 #define TESSEL_GATHER_DOT 1
@@ -88,50 +92,44 @@ static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t
                                            const double* restrict v, const double* restrict x) {
   __m512d acc = _mm512_setzero_pd();
   int64_t p = lo;
-  for (; p + 8 <= hi; p += 8) {
+  for (; hi - p > 8; p += 8) {
     __m256i j = _mm256_loadu_si256((const __m256i*)(crd + p));
     acc = _mm512_fmadd_pd(_mm512_loadu_pd(v + p), _mm512_i32gather_pd(j, x, 8), acc);
   }
-  if (p < hi) {
-    __mmask8 m = (__mmask8)((1u << (hi - p)) - 1);
-    __m256i j = _mm256_maskz_loadu_epi32(m, crd + p);
-    __m512d xj = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), m, j, x, 8);
-    acc = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, v + p), xj, acc);
-  }
+  __mmask8 m = (__mmask8)((1u << (hi - p)) - 1);
+  __m256i j = _mm256_maskz_loadu_epi32(m, crd + p);
+  __m512d xj = _mm512_mask_i32gather_pd(_mm512_setzero_pd(), m, j, x, 8);
+  acc = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, v + p), xj, acc);
   return _mm512_reduce_add_pd(acc);
 }
 static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t* restrict crd,
                                           const float* restrict v, const float* restrict x) {
   __m512 acc = _mm512_setzero_ps();
   int64_t p = lo;
-  for (; p + 16 <= hi; p += 16) {
+  for (; hi - p > 16; p += 16) {
     __m512i j = _mm512_loadu_si512((const void*)(crd + p));
     acc = _mm512_fmadd_ps(_mm512_loadu_ps(v + p), _mm512_i32gather_ps(j, x, 4), acc);
   }
-  if (p < hi) {
-    __mmask16 m = (__mmask16)((1u << (hi - p)) - 1);
-    __m512i j = _mm512_maskz_loadu_epi32(m, crd + p);
-    __m512 xj = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, j, x, 4);
-    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, v + p), xj, acc);
-  }
+  __mmask16 m = (__mmask16)((1u << (hi - p)) - 1);
+  __m512i j = _mm512_maskz_loadu_epi32(m, crd + p);
+  __m512 xj = _mm512_mask_i32gather_ps(_mm512_setzero_ps(), m, j, x, 4);
+  acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, v + p), xj, acc);
   return _mm512_reduce_add_ps(acc);
 }
-/* The same in 256-bit steps of four (eight) entries, for short rows: a row of up to three
-   (seven) entries is one masked step and no loop branch at all. */
+/* The same in 256-bit steps of four (eight) entries, for short rows: a row of up to four
+   (eight) entries is one masked step. */
 static inline double tessel_gather_dot4_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
                                             const double* restrict v, const double* restrict x) {
   __m256d acc = _mm256_setzero_pd();
   int64_t p = lo;
-  for (; p + 4 <= hi; p += 4) {
+  for (; hi - p > 4; p += 4) {
     __m128i j = _mm_loadu_si128((const __m128i*)(crd + p));
     acc = _mm256_fmadd_pd(_mm256_loadu_pd(v + p), _mm256_i32gather_pd(x, j, 8), acc);
   }
-  if (p < hi) {
-    __mmask8 m = (__mmask8)((1u << (hi - p)) - 1);
-    __m128i j = _mm_maskz_loadu_epi32(m, crd + p);
-    __m256d xj = _mm256_mmask_i32gather_pd(_mm256_setzero_pd(), m, j, x, 8);
-    acc = _mm256_fmadd_pd(_mm256_maskz_loadu_pd(m, v + p), xj, acc);
-  }
+  __mmask8 m = (__mmask8)((1u << (hi - p)) - 1);
+  __m128i j = _mm_maskz_loadu_epi32(m, crd + p);
+  __m256d xj = _mm256_mmask_i32gather_pd(_mm256_setzero_pd(), m, j, x, 8);
+  acc = _mm256_fmadd_pd(_mm256_maskz_loadu_pd(m, v + p), xj, acc);
   __m128d h = _mm_add_pd(_mm256_castpd256_pd128(acc), _mm256_extractf128_pd(acc, 1));
   return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
 }
@@ -139,16 +137,14 @@ static inline float tessel_gather_dot4_f32(int64_t lo, int64_t hi, const int32_t
                                            const float* restrict v, const float* restrict x) {
   __m256 acc = _mm256_setzero_ps();
   int64_t p = lo;
-  for (; p + 8 <= hi; p += 8) {
+  for (; hi - p > 8; p += 8) {
     __m256i j = _mm256_loadu_si256((const __m256i*)(crd + p));
     acc = _mm256_fmadd_ps(_mm256_loadu_ps(v + p), _mm256_i32gather_ps(x, j, 4), acc);
   }
-  if (p < hi) {
-    __mmask8 m = (__mmask8)((1u << (hi - p)) - 1);
-    __m256i j = _mm256_maskz_loadu_epi32(m, crd + p);
-    __m256 xj = _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), m, j, x, 4);
-    acc = _mm256_fmadd_ps(_mm256_maskz_loadu_ps(m, v + p), xj, acc);
-  }
+  __mmask8 m = (__mmask8)((1u << (hi - p)) - 1);
+  __m256i j = _mm256_maskz_loadu_epi32(m, crd + p);
+  __m256 xj = _mm256_mmask_i32gather_ps(_mm256_setzero_ps(), m, j, x, 4);
+  acc = _mm256_fmadd_ps(_mm256_maskz_loadu_ps(m, v + p), xj, acc);
   __m128 h = _mm_add_ps(_mm256_castps256_ps128(acc), _mm256_extractf128_ps(acc, 1));
   h = _mm_add_ps(h, _mm_movehl_ps(h, h));
   return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
@@ -171,17 +167,20 @@ static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t*
   return acc;
 }
 #endif
-/* Whether sparse dot products over `entries` entries in `segments` rows use the gathers. */
+/* Whether sparse dot products over `entries` entries in `segments` rows use the gathers:
+   rows of 12 or more entries on average. */
+#define TESSEL_GATHER_MEAN 12
 static inline bool tessel_gather_dot_pays(int64_t entries, int64_t segments) {
-  return TESSEL_GATHER_DOT && entries >= 12 * segments;
+  return TESSEL_GATHER_DOT && entries >= TESSEL_GATHER_MEAN * segments;
 }
-/* Whether the rows of pos array P (int64 when `wide`), `segments` of them, are short
-   (fewer than 4 entries on average) and of irregular lengths: 8 or more of 64 sampled
-   pairs of neighbouring rows differ. There the scalar loop's exit mispredicts and the
-   4-entry gathers won (luxembourg_osm, mean 2.1: 13-17%; hep-th, 3.8: 33%); on rows of
-   one length it predicts perfectly and won (uniform, 2 a row: 12%; tridiagonal: 0-5%). */
+/* Whether the rows of pos array P (int64 when `wide`), `segments` of them, are shorter
+   than that and of irregular lengths: 8 or more of 64 sampled pairs of neighbouring rows
+   differ. There the scalar loop's exit mispredicts and the 4-entry gathers won
+   (luxembourg_osm, mean 2.1: 2-17%; hep-th, 3.8: 2.2x; ca-GrQc, 5.5: 1.7-2x; bayer10,
+   7.1: 10%); on rows of one length it predicts perfectly and won (uniform, 2 a row: 12%;
+   tridiagonal: 0-5%; cryg2500, a stencil of mean 4.9: 35-50%). */
 static bool tessel_short_gathers_pay(const void* P, int wide, int64_t entries, int64_t segments) {
-  if (!TESSEL_SHORT_GATHERS || segments < 3 || entries >= 4 * segments) return 0;
+  if (!TESSEL_SHORT_GATHERS || segments < 3 || entries >= TESSEL_GATHER_MEAN * segments) return 0;
   int64_t differ = 0;
   for (int64_t k = 0; k < 64; k++) {
     int64_t r = (segments - 2) * k / 64, mid = tessel_pos_at(P, wide, r + 1);
