@@ -7,13 +7,15 @@
 // warm-up, its result is verified against tessel's (MISMATCH is printed loudly), then all
 // systems at all thread counts are timed round robin (the starting one rotates each
 // visit; a visit is an untimed call and a burst of timed ones, see burstFor) and the
-// medians reported. The STREAM triad is measured in the same run at 1 and 2 threads.
+// medians reported. All of that runs in passes over every cell (3 by default), and a cell
+// reports the median of its passes (combinePasses). The STREAM triad is measured in each
+// pass at 1 and 2 threads.
 //
-//   bench_kernels [--quick] [--kernels spmv,spmm,...] [--threads 1,2] [--peers eigen,graphblas,petsc,hand] [-o CSV]
-//                 [--md TABLE.md] [--svg CHART.svg]
+//   bench_kernels [--quick] [--kernels spmv,spmm,...] [--threads 1,2] [--peers eigen,graphblas,petsc,hand]
+//                 [--passes N] [-o CSV] [--md TABLE.md] [--svg CHART.svg]
 //
-// --quick: much smaller inputs (seconds; a smoke test), CSV to bench/results/kernels_quick.csv
-// unless -o is given. Without --quick the run takes about 10 minutes on 2 cores. Run from
+// --quick: much smaller inputs (seconds; a smoke test) in one pass, CSV to
+// bench/results/kernels_quick.csv unless -o is given. Without --quick the run takes about 10 minutes on 2 cores. Run from
 // the repository root (the default output paths are relative).
 //
 // tessel's time: assemble + compute of run() for sparse outputs, compute for dense
@@ -89,6 +91,7 @@ struct Options {
   std::vector<int> threads = {1, 2};
   std::set<std::string> peers = {"eigen", "graphblas", "petsc", "hand"};  // --peers: a subset
   std::string csv, md, svg;  // csv default: bench/results/kernels.csv (--quick: kernels_quick.csv)
+  int passes = 0;            // --passes; 0: 3, or 1 with --quick (see combinePasses)
 };
 
 /// A matrix in tessel (CSR) and as plain arrays for the peers.
@@ -274,14 +277,15 @@ struct Timed {
   std::function<void()> untimed;  // that call, when not run() (which records)
 };
 
-/// About 0.6 s of each system per case and thread count, 5 to 2001 repetitions: short
-/// kernels get many, spread over the round robin, because this shared VM's noise comes in
-/// bursts of tens of milliseconds. 101 runs of a 25 us SpMV spanned about 10 ms of a
-/// round robin, so one burst could cover a whole cell; 2001 span about 200 ms.
-int repsFor(double oneRun, bool quick) {
+/// About 0.6 s of each system per case and thread count, 5 to 2001 repetitions, split
+/// evenly over the passes (at least 2 a pass): short kernels get many, spread over the
+/// round robin, because this shared VM's noise comes in bursts of tens of milliseconds.
+/// 101 runs of a 25 us SpMV spanned about 10 ms of a round robin, so one burst could
+/// cover a whole cell; 2001 span about 200 ms.
+int repsFor(double oneRun, bool quick, int passes) {
   if (quick) return 5;
-  int r = static_cast<int>(0.6 / std::max(oneRun, 1e-6));
-  return std::clamp(r, 5, 2001);
+  int r = static_cast<int>(0.6 / passes / std::max(oneRun, 1e-6));
+  return std::clamp(r, std::max(2, (5 + passes - 1) / passes), (2001 + passes - 1) / passes);
 }
 
 struct Case {
@@ -401,12 +405,12 @@ constexpr double kNoWarmCall = 2e-3;
 /// that a speedup compares runs on the same machine state: this VM's speed drifts over
 /// minutes, and 1- and 2-thread cells timed one after the other gave the same SpMV code a
 /// 2-thread speedup of 1.4 in one minute and 1.9 in the next on the smallest matrices.
-void timeRoundRobin(std::vector<Timed*> all, bool quick) {
+void timeRoundRobin(std::vector<Timed*> all, bool quick, int passes) {
   size_t rounds = 0;
   for (Timed* s : all) {
     s->prepare();
     s->times.push_back(s->run());
-    s->reps = static_cast<size_t>(repsFor(s->times[0], quick));
+    s->reps = static_cast<size_t>(repsFor(s->times[0], quick, passes));
     s->burst = static_cast<size_t>(burstFor(s->times[0], quick));
     s->warmCall = !quick && s->times[0] < kNoWarmCall;
     rounds = std::max(rounds, (s->reps + s->burst - 1) / s->burst);
@@ -523,11 +527,49 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
     runs.push_back(prepareThreads(c, t, peers));
     for (Timed& s : runs.back()->timed) all.push_back(&s);
   }
-  timeRoundRobin(all, opt.quick);
+  timeRoundRobin(all, opt.quick, opt.passes);
   for (const auto& r : runs) {
     std::vector<Cell> row = cellsOf(c, *r, absent, reuse1);
     cells.insert(cells.end(), row.begin(), row.end());
   }
+}
+
+/// One cell per (kernel, input, threads, system) from the cells of all passes: the median
+/// of the passes' medians and run() walls, the least minimum; a pass that failed (a
+/// mismatch, an error) decides the status. The VM's disturbances last from milliseconds
+/// to minutes (another process on the second core): one pass took every system's
+/// 2-thread SpMM cells on bcsstk33 and ca-AstroPh to about their 1-thread times, the
+/// next pass the SpMV ones. Passes over all cells put minutes between a cell's samples,
+/// so such a stretch moves one pass of a cell, which the median drops.
+std::vector<Cell> combinePasses(const std::vector<std::vector<Cell>>& passes) {
+  auto key = [](const Cell& c) {
+    return c.kernel + "|" + c.input + "|" + std::to_string(c.threads) + "|" + c.system;
+  };
+  std::map<std::string, std::vector<const Cell*>> byKey;
+  for (const auto& pass : passes)
+    for (const Cell& c : pass) byKey[key(c)].push_back(&c);
+  std::vector<Cell> out;
+  for (const Cell& first : passes[0]) {
+    Cell c = first;
+    std::vector<double> med, wall, mins;
+    for (const Cell* p : byKey[key(first)]) {
+      if (p->status != "ok") {
+        if (c.status == "ok") c.status = p->status;
+        continue;
+      }
+      if (std::isnan(p->median)) continue;
+      med.push_back(p->median);
+      wall.push_back(p->wall);
+      mins.push_back(p->min);
+    }
+    if (!med.empty()) {
+      c.median = median(med);
+      c.wall = median(wall);
+      c.min = *std::min_element(mins.begin(), mins.end());
+    }
+    out.push_back(c);
+  }
+  return out;
 }
 
 /// "a,b,c" -> {"a", "b", "c"} (command-line lists).
@@ -578,14 +620,18 @@ int main(int argc, char** argv) {
       opt.md = next();
     } else if (s == "--svg") {
       opt.svg = next();
+    } else if (s == "--passes") {
+      opt.passes = std::stoi(next());
     } else {
       std::fprintf(stderr,
                    "usage: bench_kernels [--quick] [--kernels spmv,spmm,sddmm,spadd3,spgemm,spttv,spmttkrp]\n"
-                   "                     [--threads 1,2] [--peers eigen,graphblas,petsc,hand] [-o CSV] [--md TABLE.md] [--svg CHART.svg]\n");
+                   "                     [--threads 1,2] [--peers eigen,graphblas,petsc,hand] [--passes N]\n"
+                   "                     [-o CSV] [--md TABLE.md] [--svg CHART.svg]\n");
       return 2;
     }
   }
   const bool Q = opt.quick;
+  if (opt.passes <= 0) opt.passes = Q ? 1 : 3;
   if (opt.csv.empty()) opt.csv = Q ? "bench/results/kernels_quick.csv" : "bench/results/kernels.csv";
   auto ver = [](bool in, const std::string& v, const char* name) {
     return in ? v : std::string("skipped: ") + name + " not installed";
@@ -596,11 +642,13 @@ int main(int argc, char** argv) {
   std::fprintf(stderr, "peers: %s, hand C\n", peersLine.c_str());
   std::printf("peers=%s\n", peersLine.c_str());
 
-  std::map<int, double> triad;
-  for (int t : opt.threads) {
-    triad[t] = hand::streamTriad(t);
-    std::fprintf(stderr, "triad_GBps_%dt=%.3f\n", t, triad[t] / 1e9);
-  }
+  std::map<int, std::vector<double>> triads;  // per pass, like the cells
+  auto measureTriad = [&] {
+    for (int t : opt.threads) {
+      triads[t].push_back(hand::streamTriad(t));
+      std::fprintf(stderr, "triad_GBps_%dt=%.3f\n", t, triads[t].back() / 1e9);
+    }
+  };
 
   auto want = [&](const char* k) { return opt.kernels.count(k) > 0; };
   // ---- inputs
@@ -664,7 +712,7 @@ int main(int argc, char** argv) {
   }
   std::fprintf(stderr, "inputs ready in %.1f s\n", seconds(t0));
 
-  std::vector<Cell> cells;
+  std::vector<Cell> cells;  // this pass's
   std::map<std::string, double> reuse1;
   tessel::IndexVar i("i"), j("j"), k("k"), l("l");
   auto runMat = [&](KernelKind kind, Mat& m) {
@@ -771,14 +819,25 @@ int main(int argc, char** argv) {
     for (auto& m : real) runMat(kind, m);
     for (auto& m : gen) runMat(kind, m);
   };
-  forMats(KernelKind::SpMV, bigGen);
-  forMats(KernelKind::SpMM, midGen);
-  forMats(KernelKind::SDDMM, midGen);
-  forMats(KernelKind::SpAdd3, midGen);
-  forMats(KernelKind::SpGEMM, gemmGen);
-  for (KernelKind kind : {KernelKind::SpTTV, KernelKind::SpMTTKRP})
-    if (want(kernelName(kind)))
-      for (auto& T : tens) runTen(kind, T);
+  std::vector<std::vector<Cell>> passCells;
+  for (int pass = 1; pass <= opt.passes; pass++) {
+    std::fprintf(stderr, "pass %d of %d\n", pass, opt.passes);
+    cells.clear();
+    reuse1.clear();
+    measureTriad();
+    forMats(KernelKind::SpMV, bigGen);
+    forMats(KernelKind::SpMM, midGen);
+    forMats(KernelKind::SDDMM, midGen);
+    forMats(KernelKind::SpAdd3, midGen);
+    forMats(KernelKind::SpGEMM, gemmGen);
+    for (KernelKind kind : {KernelKind::SpTTV, KernelKind::SpMTTKRP})
+      if (want(kernelName(kind)))
+        for (auto& T : tens) runTen(kind, T);
+    passCells.push_back(cells);
+  }
+  cells = combinePasses(passCells);
+  std::map<int, double> triad;
+  for (auto& [t, v] : triads) triad[t] = median(v);
 
   graphblas::finalize();
   petsc::finalize();
