@@ -50,7 +50,7 @@ kernels_section() {
   echo "same seconds; medians of 5 to 2001 repetitions, each system's count set by its own first"
   echo "time (about 0.6 s of it per cell), so a slow peer does not cut a fast system's repetitions."
   echo "The repetitions are split over three passes over all cells, minutes apart, and a cell"
-  echo "reports the median of its three pass medians (its \`min\` the least of all): a stretch of"
+  echo "reports the median of its three pass medians (its \`min_s\` the least of all): a stretch of"
   echo "minutes in which another process held the second core (all systems' 2-thread cells near"
   echo "their 1-thread times; before 2026-11-23 such a stretch decided whole sections) then moves one"
   echo "pass, which the median drops. The triad figures below are medians of the three passes too."
