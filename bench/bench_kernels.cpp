@@ -15,8 +15,9 @@
 //                 [--passes N] [-o CSV] [--md TABLE.md] [--svg CHART.svg]
 //
 // --quick: much smaller inputs (seconds; a smoke test) in one pass, CSV to
-// bench/results/kernels_quick.csv unless -o is given. Without --quick the run takes about 10 minutes on 2 cores. Run from
-// the repository root (the default output paths are relative).
+// bench/results/kernels_quick.csv unless -o is given. Without --quick the run takes about
+// 8 minutes on 2 cores. Run from the repository root (the default output paths are
+// relative).
 //
 // tessel's time: assemble + compute of run() for sparse outputs, compute for dense
 // outputs (the run() wall time, argument checks included, is reported beside it).
@@ -537,10 +538,10 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
 /// One cell per (kernel, input, threads, system) from the cells of all passes: the median
 /// of the passes' medians and run() walls, the least minimum; a pass that failed (a
 /// mismatch, an error) decides the status. The VM's disturbances last from milliseconds
-/// to minutes (another process on the second core): one pass took every system's
-/// 2-thread SpMM cells on bcsstk33 and ca-AstroPh to about their 1-thread times, the
-/// next pass the SpMV ones. Passes over all cells put minutes between a cell's samples,
-/// so such a stretch moves one pass of a cell, which the median drops.
+/// to minutes (another process on the second core): in one single-pass run every
+/// system's 2-thread SpMM cells on bcsstk33 and ca-AstroPh came out near their 1-thread
+/// times, in the next run the SpMV ones. Passes over all cells put minutes between a
+/// cell's samples, so such a stretch moves one pass of a cell, which the median drops.
 std::vector<Cell> combinePasses(const std::vector<std::vector<Cell>>& passes) {
   auto key = [](const Cell& c) {
     return c.kernel + "|" + c.input + "|" + std::to_string(c.threads) + "|" + c.system;

@@ -2,7 +2,7 @@
 # Regenerates docs/performance.md: builds Release, runs the single-thread SpMV/SpMM
 # benchmark (tessel vs a hand-written C loop, same compiler and flags), the multicore
 # kernels-vs-peer-libraries benchmark (bench_kernels: Eigen, GraphBLAS, PETSc, hand C on
-# 1 and 2 threads; about 10 minutes) and the file I/O benchmark, and writes the CSVs (and
+# 1 and 2 threads; about 8 minutes) and the file I/O benchmark, and writes the CSVs (and
 # bench/results/kernels.svg) to bench/results/ and the report to docs/performance.md.
 # With --io-only, runs only the I/O benchmark and replaces the report's last section,
 # "## I/O throughput". With --kernels-only [bench_kernels options, e.g. --quick], runs only
