@@ -8,9 +8,11 @@
 //  - some load is indirect (x[crd[p]]): two scalar chains over even and odd iterations
 //    for long rows; short ones keep one chain, its product kept from fusing with the add
 //    (tessel_unfused). A plain sparse dot product v[p] * x[crd[p]] (SpMV's row, SpTTV's
-//    fiber) also gets a vector version with gathers (tessel_gather_dot_*, AVX-512), used
-//    when its rows average 12 entries or more: below that a row is mostly its masked
-//    last step, and `omp simd` gathers lose to scalar loads (a per-row prologue).
+//    fiber) also gets vector versions with gathers (AVX-512): 8-entry steps
+//    (tessel_gather_dot_*) when its rows average 12 entries or more, 4-entry steps
+//    (tessel_gather_dot4_*) for shorter rows of irregular lengths, where the scalar
+//    loop's exit mispredicts; shorter rows of one length keep the scalar loop. `omp simd`
+//    gathers lost to scalar loads everywhere (a per-row prologue and epilogue).
 // The order depends only on the loop's bounds, never on the thread count.
 #include <functional>
 #include <optional>
@@ -208,7 +210,8 @@ class ChainSplitter {
   ///   } else for p in [lo, hi): acc += unfused(v(p))
   /// Short loops (SpMV on road networks: 1-3 entries a row) keep the plain loop: there
   /// two chains save less than their set-up costs. For a segment of a pos array the
-  /// test is the array's mean segment length (segmentFlag) instead of this one's.
+  /// test is the array's mean segment length (segmentFlag) instead of this one's. A
+  /// sparse dot product tests the gathers first (gatherTest, then the short-rows flag).
   Stmt twoChains(const Stmt& loop, const Reduction& r) {
     const Expr& p = loop->args[0];
     Type t = p->type;
