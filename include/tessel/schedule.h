@@ -42,7 +42,10 @@ struct ScheduleCommand {
   /// split/divide: i, outer, inner; pos: i, ip; fuse: i, j, f; reorder: the new order;
   /// precompute, parallelize, unroll: i; bound: i, ib.
   std::vector<IndexVar> vars;
-  std::string tensor;  ///< pos: the tensor whose stored positions are iterated
+  /// pos: the tensor whose stored positions are iterated; precompute of an expression:
+  /// the temporary's name.
+  std::string tensor;
+  IndexExpr expr;      ///< precompute of a sub-expression (no vars then)
   int64_t amount = 0;  ///< split: block size; divide: pieces; unroll: factor; bound: extent
   OutputRace race = OutputRace::NoRaces;
   BoundKind boundKind = BoundKind::MaxExact;
@@ -66,12 +69,20 @@ class Schedule {
   Schedule& reorder(const std::vector<IndexVar>& order);
   /// Gather the output's level of i in a dense workspace (COMET's workspace).
   Schedule& precompute(const IndexVar& i);
+  /// Compute the sub-expression `e` of the right-hand side first, into a dense temporary
+  /// named `temporary` over e's variables that are used outside e (in order of first
+  /// appearance in e), and use it in e's place: `precompute(B(j,k) * x(k), "t")` turns
+  /// y(i) = A(i,j) * B(j,k) * x(k) into t(j) = B(j,k) * x(k), then y(i) = A(i,j) * t(j).
+  /// e is matched by its printed form, or as some of the factors of a product.
+  Schedule& precompute(const IndexExpr& e, const std::string& temporary);
   Schedule& parallelize(const IndexVar& i, ParallelUnit unit = CPUThread, OutputRace race = NoRaces);
   Schedule& unroll(const IndexVar& i, int64_t factor);
   /// Promise: the extent of i is exactly (MaxExact) or at most (UpperBound) n; checked at run time.
   Schedule& bound(const IndexVar& i, const IndexVar& ib, int64_t n, BoundKind kind = BoundKind::MaxExact);
 
   const std::vector<ScheduleCommand>& commands() const { return commands_; }
+  /// Appends a command as it is (used to pass on part of a schedule).
+  Schedule& add(const ScheduleCommand& c);
   bool empty() const { return commands_.empty(); }
   /// "split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)".
   std::string str() const;

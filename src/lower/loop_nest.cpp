@@ -308,6 +308,9 @@ class Scheduler {
   }
 
   void precompute(const ScheduleCommand& c) {
+    // A sub-expression's precompute splits the assignment into stages (Kernel), above
+    // any one loop nest.
+    if (c.vars.empty()) fail("a sub-expression is precomputed by Kernel::compile, not within one loop nest");
     const IndexVar& i = c.vars[0];
     if (std::find(p_.order.begin(), p_.order.end(), i) == p_.order.end())
       fail("unknown index variable " + i.name() + " (precompute names a variable of the assignment)");

@@ -14,6 +14,7 @@
 #include "codegen/codegen_c.h"
 #include "lower/lower.h"
 #include "runtime/run_binding.h"
+#include "schedule/precompute_expr.h"
 #include "tessel/error.h"
 #include "tessel/runtime_abi.h"
 #include "tessel/tensor.h"
@@ -30,13 +31,15 @@ struct Stage {
 };
 
 struct Kernel::Impl {
-  // One stage, or two for `A += e` with a sum in e (see TwoStages).
+  // The stages in order (see Stages): precomputed sub-expressions, the sum of `A += e`
+  // with a sum in e, then the assignment itself.
   std::vector<Stage> stages;
-  // Two stages: the temporary of the last run, whose arrays the next run writes into
-  // (a fresh one would allocate and page-fault every run). Taken out while a run uses
-  // it, so concurrent runs never share one.
-  std::mutex partialMutex;
-  std::optional<TensorBase> partial;
+  Schedule schedule;  // as compiled: a run splits its assignment the same way
+  // The temporaries of the last run, whose arrays the next run writes into (fresh ones
+  // would allocate and page-fault every run). Taken out while a run uses them, so
+  // concurrent runs never share one.
+  std::mutex keptMutex;
+  std::vector<TensorBase> kept;
 };
 
 Kernel::~Kernel() = default;
@@ -72,52 +75,82 @@ void check(int rc, const std::string& phase, const std::string& output) {
   throw InternalError(phase + " of " + output + " returned " + std::to_string(rc));
 }
 
-/// `A(..) += e` with a sum in e as two assignments: T(..) = e, then A(..) += T(..), with
-/// T a temporary in A's format. (A = A_old + e in one loop nest would add A_old once per
-/// iteration of the sum.) Built the same way at compile and run time, so the stages'
-/// tensor slots match.
-struct TwoStages {
-  TensorBase partial;
-  Assignment sum, add;
+/// The assignments a kernel runs in order, each with its schedule:
+///  - one per precompute of a sub-expression: t(..) = e into a dense temporary t, the
+///    assignment then reading t(..) in e's place;
+///  - for `A(..) += e` with a sum in e: T(..) = e, then A(..) += T(..), with T a
+///    temporary in A's format (A = A_old + e in one loop nest would add A_old once per
+///    iteration of the sum);
+///  - the assignment itself.
+/// The user's other schedule commands apply to the stage that computes the user's sum;
+/// the others run on blocks of rows (a parallel schedule runs on any thread count).
+/// Built the same way at compile and run time, so the stages' tensor slots match.
+struct Stages {
+  std::vector<Assignment> assignments;
+  std::vector<Schedule> schedules;
+  std::vector<std::string> what;        ///< headers of the stages' C code
+  std::vector<TensorBase> temporaries;  ///< in order of creation
 };
 
-/// `kept`: a temporary from an earlier run, used again when it fits A.
-TwoStages splitAccumulatedSum(const Assignment& a, std::optional<TensorBase> kept = std::nullopt) {
-  const ExprNode& lhs = a.lhsNode();
+/// A temporary from an earlier run (`kept`, consumed in order) when it fits, else a new one.
+TensorBase temporaryLike(std::vector<TensorBase>& kept, size_t k, const std::string& name, Datatype type,
+                         const std::vector<int64_t>& dims, const Format& format) {
+  if (k < kept.size()) {
+    const TensorBase& t = kept[k];
+    if (t.name() == name && t.datatype() == type && t.dims() == dims && t.format() == format) return t;
+  }
+  return TensorBase(name, type, dims, format);
+}
+
+Stages stagesOf(const Assignment& a, const Schedule& schedule, std::vector<TensorBase> kept = {}) {
+  Stages st;
+  Assignment rest = a;
+  Schedule own;
+  for (const ScheduleCommand& c : schedule.commands()) {
+    if (!precomputesExpr(c)) {
+      own.add(c);
+      continue;
+    }
+    PrecomputeTemporary p = precomputeTemporary(rest, c);
+    TensorBase t = temporaryLike(kept, st.temporaries.size(), p.name, p.type, p.dims,
+                                 DenseFormat(static_cast<int>(p.dims.size())));
+    auto [producer, consumer] = splitPrecompute(rest, c, t);
+    st.assignments.push_back(producer);
+    st.schedules.push_back(defaultParallelSchedule(producer, 2));
+    st.what.push_back("the precomputed sub-expression, " + producer.str());
+    st.temporaries.push_back(t);
+    rest = consumer;
+  }
+  if (!accumulatesSum(rest)) {
+    st.assignments.push_back(rest);
+    st.schedules.push_back(own);
+    st.what.push_back(rest.str());
+    return st;
+  }
+  const ExprNode& lhs = rest.lhsNode();
   TensorBase out(lhs.tensor);
   // The temporary takes A's name: a schedule's error about the sum's output then names A.
-  bool fits = kept && kept->name() == out.name() && kept->datatype() == out.datatype() &&
-              kept->dims() == out.dims() && kept->format() == out.format();
-  TwoStages t{fits ? *kept : TensorBase(out.name(), out.datatype(), out.dims(), out.format()), {}, {}};
-  t.sum = Assignment{Access(t.partial, lhs.vars), a.rhs, false};
-  t.add = Assignment{Access(out, lhs.vars), Access(t.partial, lhs.vars), true};
-  return t;
-}
-
-std::vector<Assignment> stagesOf(const Assignment& a) {
-  if (!accumulatesSum(a)) return {a};
-  TwoStages t = splitAccumulatedSum(a);
-  return {t.sum, t.add};
-}
-
-/// The user's schedule applies to the stage that computes the sum; adding it in runs on
-/// blocks of rows (a parallel schedule runs on any thread count).
-Schedule scheduleOf(size_t stage, const Assignment& a, const Schedule& given) {
-  return stage == 0 ? given : defaultParallelSchedule(a, 2);
+  TensorBase partial = temporaryLike(kept, st.temporaries.size(), out.name(), out.datatype(), out.dims(), out.format());
+  Assignment sum{Access(partial, lhs.vars), rest.rhs, false};
+  Assignment add{Access(out, lhs.vars), Access(partial, lhs.vars), true};
+  st.assignments.insert(st.assignments.end(), {sum, add});
+  st.schedules.insert(st.schedules.end(), {own, defaultParallelSchedule(add, 2)});
+  st.what.insert(st.what.end(), {"the sum into a temporary, " + sum.str(), "adding it in, " + rest.lhs.str() + " += (the sum)"});
+  st.temporaries.push_back(partial);
+  return st;
 }
 
 /// Each stage lowered with its schedule, and its C source (headed by what the stage
-/// does when there are two).
+/// does when there are several).
 std::vector<std::pair<lower::LoweredKernel, std::string>> lowerStages(const Assignment& a, const Schedule& schedule) {
-  std::vector<Assignment> stages = stagesOf(a);
+  Stages st = stagesOf(a, schedule);
+  size_t n = st.assignments.size();
   std::vector<std::pair<lower::LoweredKernel, std::string>> out;
-  for (size_t k = 0; k < stages.size(); k++) {
-    lower::LoweredKernel lk = lower::lower(stages[k], scheduleOf(k, stages[k], schedule));
+  for (size_t k = 0; k < n; k++) {
+    lower::LoweredKernel lk = lower::lower(st.assignments[k], st.schedules[k]);
     std::string head;
-    if (stages.size() > 1)
-      head = "/* ---- stage " + std::to_string(k + 1) + " of 2: " +
-             (k == 0 ? "the sum into a temporary, " + stages[0].str() : "adding it in, " + a.lhs.str() + " += (the sum)") +
-             " */\n";
+    if (n > 1)
+      head = "/* ---- stage " + std::to_string(k + 1) + " of " + std::to_string(n) + ": " + st.what[k] + " */\n";
     std::string source = head + codegen::emitC(lk.module);
     out.emplace_back(std::move(lk), std::move(source));
   }
@@ -126,7 +159,7 @@ std::vector<std::pair<lower::LoweredKernel, std::string>> lowerStages(const Assi
 
 }  // namespace
 
-std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) { return lower::analyze(stagesOf(a)[0]).order; }
+std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) { return lower::analyze(stagesOf(a, {}).assignments[0]).order; }
 
 std::string Kernel::emitC(const Assignment& a, const Schedule& schedule) {
   std::string out;
@@ -144,6 +177,7 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& sch
   auto t0 = std::chrono::steady_clock::now();
   std::shared_ptr<Kernel> k(new Kernel());
   k->impl_ = std::make_unique<Impl>();
+  k->impl_->schedule = schedule;
   for (auto& [lk, source] : lowerStages(a, schedule)) {
     Stage st;
     st.module = jitCompile(source, jit);
@@ -263,21 +297,24 @@ RunTimes Kernel::run(const Assignment& a, int threads) const {
   if (threads < 0) throw UserError("thread count must be positive, got " + std::to_string(threads));
   if (threads > 0) omp_set_num_threads(threads);
   const std::vector<Stage>& stages = impl_->stages;
-  if (accumulatesSum(a) != (stages.size() == 2))
-    throw UserError("kernel was compiled for a different expression: " + a.str());
-  if (stages.size() == 1) return runStage(stages[0], a);
-  // A failure in the first stage leaves A as it was: the sum goes to a temporary.
-  std::optional<TensorBase> kept;
+  // A failure in an early stage leaves the output as it was: those write temporaries.
+  std::vector<TensorBase> kept;
   {
-    std::lock_guard<std::mutex> lock(impl_->partialMutex);
-    kept.swap(impl_->partial);
+    std::lock_guard<std::mutex> lock(impl_->keptMutex);
+    kept.swap(impl_->kept);
   }
-  TwoStages t = splitAccumulatedSum(a, std::move(kept));
-  RunTimes sum = runStage(stages[0], t.sum);
-  RunTimes add = runStage(stages[1], t.add);
-  std::lock_guard<std::mutex> lock(impl_->partialMutex);
-  impl_->partial = t.partial;
-  return {sum.assembleSeconds + add.assembleSeconds, sum.computeSeconds + add.computeSeconds};
+  Stages st = stagesOf(a, impl_->schedule, std::move(kept));
+  if (st.assignments.size() != stages.size())
+    throw UserError("kernel was compiled for a different expression: " + a.str());
+  RunTimes total;
+  for (size_t k = 0; k < stages.size(); k++) {
+    RunTimes t = runStage(stages[k], st.assignments[k]);
+    total.assembleSeconds += t.assembleSeconds;
+    total.computeSeconds += t.computeSeconds;
+  }
+  std::lock_guard<std::mutex> lock(impl_->keptMutex);
+  impl_->kept = std::move(st.temporaries);
+  return total;
 }
 
 }  // namespace tessel

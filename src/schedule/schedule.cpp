@@ -44,6 +44,9 @@ std::string ScheduleCommand::str() const {
     // Appends one piece at a time: "," + std::string trips GCC 12's false -Wrestrict.
     case K::Split: case K::Divide: case K::Unroll: s += ','; s += std::to_string(amount); break;
     case K::Pos: s += "," + tensor; break;
+    case K::Precompute:
+      if (expr.defined()) s += expr.str() + "," + tensor;
+      break;
     case K::Parallelize: s += std::string(",cpu_thread,") + raceName(race); break;
     case K::Bound:
       s += ',';
@@ -92,6 +95,17 @@ Schedule& Schedule::reorder(const std::vector<IndexVar>& order) {
 }
 Schedule& Schedule::precompute(const IndexVar& i) {
   commands_.push_back(make(ScheduleCommand::Kind::Precompute, {i}));
+  return *this;
+}
+Schedule& Schedule::precompute(const IndexExpr& e, const std::string& temporary) {
+  ScheduleCommand c = make(ScheduleCommand::Kind::Precompute, {});
+  c.expr = e;
+  c.tensor = temporary;
+  commands_.push_back(c);
+  return *this;
+}
+Schedule& Schedule::add(const ScheduleCommand& c) {
+  commands_.push_back(c);
   return *this;
 }
 Schedule& Schedule::parallelize(const IndexVar& i, ParallelUnit, OutputRace race) {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "tessel/error.h"
+#include "tessel/parser.h"
 #include "tessel/schedule.h"
 #include "tessel/tensor.h"
 
@@ -22,6 +23,34 @@ std::string trim(const std::string& s) {
   return b == std::string::npos ? "" : s.substr(b, e - b + 1);
 }
 
+/// The ')' closing the '(' at `open`, or npos. Arguments may hold parentheses:
+/// precompute(B(j,k)*x(k),t).
+size_t matchingParen(const std::string& text, size_t open) {
+  int depth = 0;
+  for (size_t p = open; p < text.size(); p++) {
+    if (text[p] == '(') depth++;
+    if (text[p] == ')' && --depth == 0) return p;
+  }
+  return std::string::npos;
+}
+
+/// The arguments inside a command's parentheses, split at commas outside parentheses.
+std::vector<std::string> splitArguments(const std::string& inside) {
+  std::vector<std::string> args;
+  int depth = 0;
+  size_t from = 0;
+  for (size_t p = 0; p <= inside.size(); p++) {
+    if (p < inside.size() && inside[p] == '(') depth++;
+    if (p < inside.size() && inside[p] == ')') depth--;
+    if (p == inside.size() || (inside[p] == ',' && depth == 0)) {
+      std::string a = trim(inside.substr(from, p - from));
+      if (!a.empty() || p < inside.size() || !args.empty()) args.push_back(a);
+      from = p + 1;
+    }
+  }
+  return args;
+}
+
 /// Split "a(x,y), b(z)" into commands at top-level commas or semicolons.
 std::vector<RawCommand> tokenize(const std::string& text) {
   std::vector<RawCommand> out;
@@ -30,7 +59,7 @@ std::vector<RawCommand> tokenize(const std::string& text) {
     while (p < text.size() && (std::isspace(static_cast<unsigned char>(text[p])) || text[p] == ',' || text[p] == ';')) p++;
     if (p >= text.size()) break;
     size_t open = text.find('(', p);
-    size_t close = open == std::string::npos ? std::string::npos : text.find(')', open);
+    size_t close = open == std::string::npos ? std::string::npos : matchingParen(text, open);
     if (close == std::string::npos) {
       std::string rest = trim(text.substr(p));
       throw ScheduleError("schedule command '" + rest + "' at column " + std::to_string(p + 1) +
@@ -39,15 +68,7 @@ std::vector<RawCommand> tokenize(const std::string& text) {
     RawCommand c;
     c.name = trim(text.substr(p, open - p));
     c.text = trim(text.substr(p, close - p + 1));
-    std::string inside = text.substr(open + 1, close - open - 1);
-    size_t q = 0;
-    while (true) {
-      size_t comma = inside.find(',', q);
-      std::string a = trim(inside.substr(q, comma == std::string::npos ? std::string::npos : comma - q));
-      if (!a.empty() || comma != std::string::npos) c.args.push_back(a);
-      if (comma == std::string::npos) break;
-      q = comma + 1;
-    }
+    c.args = splitArguments(text.substr(open + 1, close - open - 1));
     out.push_back(c);
     p = close + 1;
   }
@@ -67,7 +88,10 @@ class CommandParser {
   explicit CommandParser(const Assignment& a) {
     for (const IndexVar& v : freeVars(a)) vars_.emplace(v.name(), v);
     for (const IndexVar& v : reductionVars(a)) vars_.emplace(v.name(), v);
-    for (const ExprNode* n : rhsAccesses(a)) tensors_.insert(n->tensor->name);
+    for (const ExprNode* n : rhsAccesses(a)) {
+      tensors_.insert(n->tensor->name);
+      bound_.emplace(n->tensor->name, TensorBase(n->tensor));
+    }
   }
 
   void apply(const RawCommand& c, Schedule& s) {
@@ -92,8 +116,12 @@ class CommandParser {
       for (size_t k = 0; k < c.args.size(); k++) order.push_back(var(k));
       s.reorder(order);
     } else if (n == "precompute") {
-      arity(1);
-      s.precompute(var(0));
+      if (c.args.size() == 2) {
+        s.precompute(expression(c.args[0]), name(c.args[1]));
+      } else {
+        if (c.args.size() != 1) fail("expected precompute(j) or precompute(expression,temporary)");
+        s.precompute(var(0));
+      }
     } else if (n == "parallelize") {
       if (c.args.size() < 1 || c.args.size() > 3) fail("expected parallelize(i[,cpu_thread[,race]])");
       if (c.args.size() >= 2 && canonical(c.args[1]) != "cputhread")
@@ -136,6 +164,30 @@ class CommandParser {
     if (it == vars_.end()) it = vars_.emplace(name, IndexVar(name)).first;
     return it->second;
   }
+  /// A sub-expression over the assignment's tensors (its variables match by name).
+  IndexExpr expression(const std::string& text) {
+    static const std::string lhs = "tessel_precompute_lhs";
+    std::map<std::string, TensorBase> tensors = bound_;
+    tensors.emplace(lhs, TensorBase(lhs, Datatype::Float64, {}, DenseFormat(0)));
+    std::string prefix = lhs + " = ";
+    try {
+      return parseAssignment(prefix + text, tensors).rhs;
+    } catch (const ParseError& e) {
+      std::string why = e.what();
+      why = why.substr(0, why.find(" at column "));
+      fail("'" + text + "': " + why + " at column " + std::to_string(e.column() - static_cast<int>(prefix.size())));
+    } catch (const Error& e) {
+      std::string why = e.what();  // its column counts the prefix: drop it
+      why = why.substr(0, why.find(" (at column "));
+      fail("'" + text + "' is not an expression over the right-hand side's tensors: " + why);
+    }
+  }
+  std::string name(const std::string& text) const {
+    bool ok = !text.empty() && (std::isalpha(static_cast<unsigned char>(text[0])) || text[0] == '_');
+    for (char ch : text) ok &= std::isalnum(static_cast<unsigned char>(ch)) || ch == '_';
+    if (!ok) fail("'" + text + "' is not a tensor name");
+    return text;
+  }
   int64_t number(size_t k) const {
     const std::string& t = cmd_->args[k];
     size_t used = 0;
@@ -160,6 +212,7 @@ class CommandParser {
 
   std::map<std::string, IndexVar> vars_;
   std::set<std::string> tensors_;
+  std::map<std::string, TensorBase> bound_;
   const RawCommand* cmd_ = nullptr;
 };
 
