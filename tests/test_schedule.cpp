@@ -462,6 +462,7 @@ TEST(Schedule, PropertyRandomSchedulesExpressionsFormats) {
       {"A(i,l) = B(i,j,k) * C(j,l) * D(k,l)", {{5, 4, 6}, {4, 3}, {6, 3}}, {"B", "C", "D"}, {{"i", "j", "k"}, {"j", "l"}, {"k", "l"}}, 2},
       {"a = B(i,j) * C(i,j)", {{7, 8}, {7, 8}}, {"B", "C"}, {{"i", "j"}, {"i", "j"}}, 0},
       {"y(i) = B(i,j) * (x(j) + z(j))", {{9, 8}, {8}, {8}}, {"B", "x", "z"}, {{"i", "j"}, {"j"}, {"j"}}, 1},
+      {"y(i) = B(i,j) * C(j,k) * x(k)", {{9, 7}, {7, 6}, {6}}, {"B", "C", "x"}, {{"i", "j"}, {"j", "k"}, {"k"}}, 1},
   };
   ScheduleGenerator gen(2024);
   auto randomFormat = [&](int order, bool output = false) {
@@ -480,7 +481,7 @@ TEST(Schedule, PropertyRandomSchedulesExpressionsFormats) {
     for (int k = 0; k < order; k++) levels.push_back(gen.chance(0.6) ? LevelKind::Compressed : LevelKind::Dense);
     return Format(levels);
   };
-  int ran = 0, rejected = 0;
+  int ran = 0, rejected = 0, ranPrecomputed = 0;
   const int total = 300;
   for (int n = 0; n < total; n++) {
     const KernelCase& k = kernels[n % kernels.size()];
@@ -500,11 +501,26 @@ TEST(Schedule, PropertyRandomSchedulesExpressionsFormats) {
         if (in[t].format.level(l) != LevelKind::Dense) sparseAt.push_back({k.names[t], k.vars[t][l]});
     std::string schedule;
     int threads = gen.threads();
-    OrderFn make = [&](const std::vector<IndexVar>& order) { return schedule = gen.next(order, sparseAt); };
+    // Sometimes first a precompute of two factors of a product: the random commands then
+    // schedule what is left (those naming a variable summed inside it are rejected).
+    std::string pre;
+    if (k.expr.find(" + ") == std::string::npos && k.expr.find(" - ") == std::string::npos && k.names.size() >= 3 &&
+        gen.chance(0.3)) {
+      size_t a = static_cast<size_t>(gen.pick(0, static_cast<int>(k.names.size()) - 1));
+      size_t b = (a + 1 + static_cast<size_t>(gen.pick(0, static_cast<int>(k.names.size()) - 2))) % k.names.size();
+      auto access = [&](size_t t) {
+        std::string s = k.names[t] + "(";
+        for (size_t v = 0; v < k.vars[t].size(); v++) s += (v ? "," : "") + k.vars[t][v];
+        return s + ")";
+      };
+      pre = "precompute(" + access(a) + "*" + access(b) + ",w),";
+    }
+    OrderFn make = [&](const std::vector<IndexVar>& order) { return schedule = pre + gen.next(order, sparseAt); };
     SCOPED_TRACE("case " + std::to_string(n) + ": " + k.expr + " out " + out.str());
     try {
       EXPECT_TRUE(matchesReferenceScheduled(k.expr, in, out, make, threads)) << schedule;
       ran++;
+      ranPrecomputed += !pre.empty();
     } catch (const ScheduleError& e) {
       EXPECT_NE(std::string(e.what()).find("schedule"), std::string::npos) << e.what();
       if (getenv("TESSEL_SHOW_REJECTED")) std::printf("rejected: %s\n", e.what());
@@ -515,6 +531,8 @@ TEST(Schedule, PropertyRandomSchedulesExpressionsFormats) {
       EXPECT_NE(std::string(e.what()).find("cannot assemble"), std::string::npos) << e.what();
     }
   }
-  std::printf("schedule property: %d ran, %d rejected with ScheduleError\n", ran, rejected);
+  std::printf("schedule property: %d ran (%d with a precompute), %d rejected with ScheduleError\n", ran,
+              ranPrecomputed, rejected);
   EXPECT_GE(ran, total * 2 / 5);
+  EXPECT_GE(ranPrecomputed, 5);
 }
