@@ -139,7 +139,8 @@ TEST_F(CliRun, SchedulesAndThreads) {
   }
   Result emitted = run({"emit", "a(i) = B(i,j) * c(j)", "-f", "B:ds", "-s", "split(i,i0,i1,8),parallelize(i0)"});
   EXPECT_EQ(emitted.code, 0) << show(emitted);
-  EXPECT_NE(emitted.out.find("#pragma omp parallel for"), std::string::npos) << emitted.out;
+  EXPECT_NE(emitted.out.find("#pragma omp parallel"), std::string::npos) << emitted.out;
+  EXPECT_NE(emitted.out.find("tessel_next_block(i0_shares"), std::string::npos) << emitted.out;
   EXPECT_NE(emitted.out.find("// schedule: split(i,i0,i1,8),parallelize(i0,cpu_thread,no_races)"), std::string::npos);
 }
 

@@ -42,6 +42,36 @@ typedef struct tessel_tensor {
 
 static inline int64_t tessel_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t tessel_max(int64_t a, int64_t b) { return a > b ? a : b; }
+/* Parallel loops over blocks: each thread takes blocks from its own contiguous share
+   first, then from the other threads' shares. Its rows then stay in its core's cache
+   from call to call and its counter in its own cache line; with one shared counter
+   (schedule(dynamic, 1)) every block cost a contended atomic, 5-10% of a 20-200 us
+   SpMV on two threads. Shares are cut for the team the next region gets (at most
+   TESSEL_MAX_TEAM; a larger team's extra threads start in the others' shares). */
+#define TESSEL_MAX_TEAM 64
+typedef struct { int64_t next, end; char pad[48]; } tessel_share_t;
+static inline int tessel_shares(tessel_share_t* q, int64_t begin, int64_t end) {
+  int nt = omp_get_max_threads();
+  if (nt > TESSEL_MAX_TEAM) nt = TESSEL_MAX_TEAM;
+  if (nt < 1) nt = 1;
+  int64_t n = end > begin ? end - begin : 0, each = n / nt, more = n % nt, at = begin;
+  for (int t = 0; t < nt; t++) {
+    q[t].next = at;
+    at += each + (t < more);
+    q[t].end = at;
+  }
+  return nt;
+}
+/* The next block for the thread whose shares start at `start` (it is in share *cur);
+   0 when every share is taken. */
+static inline int tessel_next_block(tessel_share_t* q, int nt, int start, int* cur, int64_t* block) {
+  for (;;) {
+    int64_t k = __atomic_fetch_add(&q[*cur].next, 1, __ATOMIC_RELAXED);
+    if (k < q[*cur].end) { *block = k; return 1; }
+    *cur = *cur + 1 == nt ? 0 : *cur + 1;
+    if (*cur == start) return 0;
+  }
+}
 /* Selects evaluate both arms and pick by mask: a merge's "value or zero" is otherwise
    compiled to a branch on which operand holds the coordinate, mispredicted half the time
    on irregular patterns. */

@@ -45,6 +45,30 @@ class Printer {
     return top ? s : "(" + s + ")";
   }
 
+  /// A parallel loop over blocks (kParallelBlocks): each thread takes blocks of its own
+  /// share first (tessel_next_block). Whatever follows the pragma's name (an unroll
+  /// pragma) goes before the while loop.
+  void blocksLoop(const Stmt& s, int ind) {
+    std::string pad(2 * ind, ' '), in(2 * ind + 2, ' '), v = s->args[0]->name;
+    std::string rest = s->text.substr(std::string(kParallelBlocks).size());
+    out_ << pad << "{\n"
+         << in << "tessel_share_t " << v << "_shares[TESSEL_MAX_TEAM];\n"
+         << in << "int " << v << "_nt = tessel_shares(" << v << "_shares, " << expr(s->args[1]) << ", "
+         << expr(s->args[2]) << ");\n"
+         << in << "#pragma omp parallel\n"
+         << in << "{\n"
+         << in << "  int " << v << "_start = omp_get_thread_num() % " << v << "_nt, " << v << "_at = " << v
+         << "_start;\n"
+         << in << "  int64_t " << v << ";\n";
+    if (!rest.empty()) out_ << in << "  " << rest.substr(1) << "\n";
+    out_ << in << "  while (tessel_next_block(" << v << "_shares, " << v << "_nt, " << v << "_start, &" << v
+         << "_at, &" << v << ")) {\n";
+    parallelDepth_++;
+    stmt(s->body[0], ind + 3);
+    parallelDepth_--;
+    out_ << in << "  }\n" << in << "}\n" << pad << "}\n";
+  }
+
   void stmt(const Stmt& s, int ind) {
     std::string pad(2 * ind, ' ');
     switch (s->op) {
@@ -66,6 +90,10 @@ class Printer {
         return;
       case StmtOp::For: {
         std::string v = s->args[0]->name;
+        if (s->text.rfind(kParallelBlocks, 0) == 0) {
+          if (cType(s->args[0]->type) != "int64_t") throw InternalError("a parallel block loop over " + v + " is not int64_t");
+          return blocksLoop(s, ind);
+        }
         if (!s->text.empty()) out_ << pad << "#pragma " << s->text << "\n";
         bool parallel = s->text.rfind("omp parallel", 0) == 0;
         parallelDepth_ += parallel;

@@ -104,6 +104,10 @@ Stmt assign(Expr v, Expr value);
 Stmt store(Expr array, Expr index, Expr value, bool accumulate = false);
 /// array[index] += value as one atomic update.
 Stmt atomicAdd(Expr array, Expr index, Expr value);
+/// The pragma of a parallel loop over blocks: each thread starts with its own contiguous
+/// share of the iterations, then takes what is left of the others' (codegen prints a
+/// parallel region around tessel_next_block). Starts like every parallel loop's pragma.
+inline constexpr const char* kParallelBlocks = "omp parallel blocks";
 /// `pragma` (e.g. "omp parallel for schedule(static)") is printed as #pragma before the loop.
 Stmt forRange(Expr v, Expr begin, Expr end, Stmt body, const std::string& pragma = "");
 Stmt whileLoop(Expr cond, Stmt body);

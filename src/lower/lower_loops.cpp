@@ -285,8 +285,7 @@ class LoopLowerer {
 
   std::string pragma(const Loop& l) const {
     std::string s;
-    if (l.parallel) s = l.kind == Loop::Kind::Chunk ? "omp parallel for schedule(dynamic, 1)"
-                                                    : "omp parallel for schedule(guided)";
+    if (l.parallel) s = l.kind == Loop::Kind::Chunk ? ir::kParallelBlocks : "omp parallel for schedule(guided)";
     if (l.unroll > 1) s += (s.empty() ? "" : "\n#pragma ") + unrollPragma(l);
     return s;
   }
