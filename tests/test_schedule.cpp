@@ -91,6 +91,23 @@ TEST(Schedule, SpMVOtherFormats) {
   }
 }
 
+TEST(Schedule, BlockLoopsCoverEveryBlockOnAnyTeam) {
+  // Each thread starts in its own share of the blocks and then takes from the others'
+  // (tessel_next_block): teams larger than the number of blocks, odd teams, no blocks.
+  std::mt19937_64 rng(17);
+  for (int64_t rows : {0, 1, 3, 10, 37}) {
+    std::vector<Operand> in = {{"B", randomCoo({rows, 9}, 0.5, rng), CSR()}, {"x", randomCoo({9}, 1.0, rng), DenseFormat(1)}};
+    for (const char* schedule : {"split(i,i0,i1,1),parallelize(i0)", "split(i,i0,i1,4),parallelize(i0)",
+                                 "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,3),parallelize(p0,cpu_thread,atomics)"})
+      for (int threads : {1, 3, 5, 8}) {
+        SCOPED_TRACE(std::to_string(rows) + " rows, " + schedule + " on " + std::to_string(threads) + " threads");
+        EXPECT_TRUE(matchesReferenceScheduled("y(i) = B(i,j) * x(j)", in, DenseFormat(1),
+                                              [&](const std::vector<IndexVar>&) { return std::string(schedule); },
+                                              threads));
+      }
+  }
+}
+
 TEST(Schedule, SparseOutputsInParallel) {
   std::mt19937_64 rng(5);
   for (double density : {0.0, 0.05, 0.3}) {
