@@ -128,7 +128,8 @@ TEST_F(CliRun, SchedulesAndThreads) {
        {std::vector<std::string>{"--threads", "2", "--time"},
         {"-s", "split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)", "--threads", "2", "--time"},
         {"-s", "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,256),parallelize(p0,cpu_thread,atomics)", "--threads", "4",
-         "--time", "--check"}}) {
+         "--time", "--check"},
+        {"-s", "precompute(B(i,j) * c(j),t),parallelize(i)", "--threads", "2", "--time", "--check"}}) {
     std::vector<std::string> args = base;
     args.insert(args.end(), extra.begin(), extra.end());
     Result r = run(args);
@@ -156,4 +157,6 @@ TEST_F(CliRun, BadSchedulesExitTwo) {
   expectUserError(with({"-s", "split(i,i0,i1"}), {"expected name(arguments)"});
   expectUserError(with({"--threads", "0"}), {"threads"});
   expectUserError(with({"-s", "bound(j,jb,3)"}), {"bound()"});
+  expectUserError(with({"-s", "precompute(c(j) * B(i,j),B)"}), {"precompute(c(j) * B(i,j),B)", "a name that no tensor"});
+  expectUserError(with({"-s", "precompute(B(i,j) * d(j),t)"}), {"unknown tensor d"});
 }
