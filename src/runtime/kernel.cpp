@@ -92,17 +92,34 @@ struct Stages {
   std::vector<TensorBase> temporaries;  ///< in order of creation
 };
 
-/// A temporary from an earlier run (`kept`, consumed in order) when it fits, else a new one.
-TensorBase temporaryLike(std::vector<TensorBase>& kept, size_t k, const std::string& name, Datatype type,
+/// A tensor without arrays. (TensorBase's constructor would allocate an empty tensor's:
+/// a zeroed pos array per level, all of a dense tensor's values.)
+TensorBase arrayless(const std::string& name, Datatype type, const std::vector<int64_t>& dims, const Format& format) {
+  if (dims.size() > TESSEL_MAX_ORDER) return TensorBase(name, type, dims, format);  // which says why not
+  auto impl = std::make_shared<TensorImpl>();
+  impl->name = name;
+  impl->type = type;
+  impl->dims = dims;
+  impl->format = format;
+  impl->storage.raw.order = static_cast<int32_t>(dims.size());
+  std::copy(dims.begin(), dims.end(), std::begin(impl->storage.raw.dims));
+  return TensorBase(impl);
+}
+
+/// Temporaries for a run: one from the last run (`kept`, consumed in order) when it
+/// fits, else a new one. For compiling (`kept` null): without arrays.
+TensorBase temporaryLike(const std::vector<TensorBase>* kept, size_t k, const std::string& name, Datatype type,
                          const std::vector<int64_t>& dims, const Format& format) {
-  if (k < kept.size()) {
-    const TensorBase& t = kept[k];
+  if (!kept) return arrayless(name, type, dims, format);
+  if (k < kept->size()) {
+    const TensorBase& t = (*kept)[k];
     if (t.name() == name && t.datatype() == type && t.dims() == dims && t.format() == format) return t;
   }
   return TensorBase(name, type, dims, format);
 }
 
-Stages stagesOf(const Assignment& a, const Schedule& schedule, std::vector<TensorBase> kept = {}) {
+/// `kept`: for a run, the last run's temporaries; null when compiling.
+Stages stagesOf(const Assignment& a, const Schedule& schedule, const std::vector<TensorBase>* kept = nullptr) {
   Stages st;
   Assignment rest = a;
   Schedule own;
@@ -193,17 +210,9 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& sch
 
 namespace {
 
-/// A tensor like `t`, named `name`, without arrays. (TensorBase's constructor would
-/// allocate an empty tensor's, a zeroed pos array per level, only to free them.)
+/// A tensor like `t`, named `name`, without arrays.
 TensorBase arraylessLike(const TensorBase& t, const std::string& name) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->name = name;
-  impl->type = t.datatype();
-  impl->dims = t.dims();
-  impl->format = t.format();
-  impl->storage.raw.order = t.raw().order;
-  std::copy(std::begin(t.raw().dims), std::end(t.raw().dims), std::begin(impl->storage.raw.dims));
-  return TensorBase(impl);
+  return arrayless(name, t.datatype(), t.dims(), t.format());
 }
 
 /// A sparse `+=` reads the output's entries from before the run in a snapshot: the
@@ -303,7 +312,7 @@ RunTimes Kernel::run(const Assignment& a, int threads) const {
     std::lock_guard<std::mutex> lock(impl_->keptMutex);
     kept.swap(impl_->kept);
   }
-  Stages st = stagesOf(a, impl_->schedule, std::move(kept));
+  Stages st = stagesOf(a, impl_->schedule, &kept);
   if (st.assignments.size() != stages.size())
     throw UserError("kernel was compiled for a different expression: " + a.str());
   RunTimes total;
