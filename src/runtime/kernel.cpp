@@ -128,10 +128,11 @@ Stages stagesOf(const Assignment& a, const Schedule& schedule, const std::vector
       own.add(c);
       continue;
     }
-    PrecomputeTemporary p = precomputeTemporary(rest, c);
-    TensorBase t = temporaryLike(kept, st.temporaries.size(), p.name, p.type, p.dims,
-                                 DenseFormat(static_cast<int>(p.dims.size())));
-    auto [producer, consumer] = splitPrecompute(rest, c, t);
+    auto [producer, consumer] = splitPrecompute(rest, c, [&](const PrecomputeTemporary& p) {
+      return temporaryLike(kept, st.temporaries.size(), p.name, p.type, p.dims,
+                           DenseFormat(static_cast<int>(p.dims.size())));
+    });
+    TensorBase t(producer.lhsNode().tensor);
     st.assignments.push_back(producer);
     st.schedules.push_back(defaultParallelSchedule(producer, 2));
     st.what.push_back("the precomputed sub-expression, " + producer.str());

@@ -182,7 +182,9 @@ bool precomputesExpr(const ScheduleCommand& c) {
   return c.kind == ScheduleCommand::Kind::Precompute && c.expr.defined();
 }
 
-PrecomputeTemporary precomputeTemporary(const Assignment& a, const ScheduleCommand& c) {
+std::pair<Assignment, Assignment> splitPrecompute(
+    const Assignment& a, const ScheduleCommand& c,
+    const std::function<TensorBase(const PrecomputeTemporary&)>& temporary) {
   checkAssignment(a);
   bool named = !c.tensor.empty() && c.tensor != a.lhsNode().tensor->name;
   for (const ExprNode* n : rhsAccesses(a)) named &= n->tensor->name != c.tensor;
@@ -192,21 +194,13 @@ PrecomputeTemporary precomputeTemporary(const Assignment& a, const ScheduleComma
     fail(c, "it sums over " + l.inside.front().name() +
                 ", and a '+', '-' or denominator lies between it and the root of " + a.rhs.str() +
                 ": computing the sum first would change what the rest is summed with");
-  PrecomputeTemporary t;
-  t.name = c.tensor;
-  t.type = a.lhsNode().tensor->type;
-  t.vars = l.outside;
-  for (const IndexVar& v : t.vars) t.dims.push_back(extentOf(a, v));
-  return t;
-}
-
-std::pair<Assignment, Assignment> splitPrecompute(const Assignment& a, const ScheduleCommand& c,
-                                                  const TensorBase& temporary) {
-  Located l = locate(a, c);
-  Access t(temporary, l.outside);
-  Assignment producer{Access(temporary, l.outside), l.expr, false};
-  Assignment consumer{a.lhs, replaceAt(a.rhs, l.where, 0, t), a.accumulate};
-  return {producer, consumer};
+  PrecomputeTemporary spec;
+  spec.name = c.tensor;
+  spec.type = a.lhsNode().tensor->type;
+  spec.vars = l.outside;
+  for (const IndexVar& v : spec.vars) spec.dims.push_back(extentOf(a, v));
+  Access t(temporary(spec), l.outside);
+  return {Assignment{t, l.expr, false}, Assignment{a.lhs, replaceAt(a.rhs, l.where, 0, t), a.accumulate}};
 }
 
 }  // namespace tessel

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,17 +22,15 @@ struct PrecomputeTemporary {
   std::vector<int64_t> dims;
 };
 
-/// Finds `c.expr` in a's right-hand side and checks that computing it first keeps the
-/// result: a variable summed only inside e may only have products (and negation, and
-/// the numerator of a division) between e and the root, since e.g. in
-/// `B(i,k)*c(k) + d(i)` the sum over k also adds d(i) once per k. Throws ScheduleError
-/// naming the command.
-PrecomputeTemporary precomputeTemporary(const Assignment& a, const ScheduleCommand& c);
-
-/// {t(vars) = e, a with t(vars) in e's place}; `temporary` is a dense tensor as
-/// described by precomputeTemporary(a, c).
-std::pair<Assignment, Assignment> splitPrecompute(const Assignment& a, const ScheduleCommand& c,
-                                                  const TensorBase& temporary);
+/// Finds `c.expr` in a's right-hand side, checks that computing it first keeps the
+/// result, and returns {t(vars) = e, a with t(vars) in e's place}, t made by `temporary`
+/// from its description (a dense tensor of that name, type and dims). A variable summed
+/// only inside e may only have products (and negation, and the numerator of a division)
+/// between e and the root, since e.g. in `B(i,k)*c(k) + d(i)` the sum over k also adds
+/// d(i) once per k. Throws ScheduleError naming the command.
+std::pair<Assignment, Assignment> splitPrecompute(
+    const Assignment& a, const ScheduleCommand& c,
+    const std::function<TensorBase(const PrecomputeTemporary&)>& temporary);
 
 /// A precompute of a sub-expression (not of an output level).
 bool precomputesExpr(const ScheduleCommand& c);

@@ -1,7 +1,6 @@
 // Schedules from text: "split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)".
 #include <cctype>
 #include <map>
-#include <set>
 
 #include "tessel/error.h"
 #include "tessel/parser.h"
@@ -89,7 +88,6 @@ class CommandParser {
     for (const IndexVar& v : freeVars(a)) vars_.emplace(v.name(), v);
     for (const IndexVar& v : reductionVars(a)) vars_.emplace(v.name(), v);
     for (const ExprNode* n : rhsAccesses(a)) {
-      tensors_.insert(n->tensor->name);
       bound_.emplace(n->tensor->name, TensorBase(n->tensor));
     }
   }
@@ -104,7 +102,7 @@ class CommandParser {
       n == "split" ? s.split(i, o, in, f) : s.divide(i, o, in, f);
     } else if (n == "pos") {
       arity(3);
-      if (!tensors_.count(c.args[2]))
+      if (!bound_.count(c.args[2]))
         fail("'" + c.args[2] + "' is not a tensor on the right-hand side");
       s.pos(var(0), var(1), c.args[2]);
     } else if (n == "fuse") {
@@ -211,7 +209,6 @@ class CommandParser {
   }
 
   std::map<std::string, IndexVar> vars_;
-  std::set<std::string> tensors_;
   std::map<std::string, TensorBase> bound_;
   const RawCommand* cmd_ = nullptr;
 };
