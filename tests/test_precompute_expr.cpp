@@ -136,8 +136,9 @@ TEST(PrecomputeExpr, Rejections) {
     }
   };
   const std::string chain = "y(i) = A(i,j) * B(j,k) * x(k)";
-  // Summed inside, but added to something outside: z(i) would be added once per k.
-  expectRejected(chain + " + z(i)", "precompute(B(j,k)*x(k),t)",
+  // Summed inside, but added to something inside the same explicit sum: z(i) is added
+  // once per (j, k), which a temporary summed over k first would not do.
+  expectRejected("y(i) = sum(j, sum(k, A(i,j) * B(j,k) * x(k) + z(i)))", "precompute(B(j,k)*x(k),t)",
                  {"precompute(B(j,k) * x(k),t)", "sums over k", "'+', '-' or denominator"});
   expectRejected("y(i) = A(i,j) / (B(j,k) * x(k))", "precompute(B(j,k)*x(k),t)", {"sums over k"});
   expectRejected(chain, "precompute(A(i,j)*z(j),t)", {"unknown tensor z"});

@@ -31,7 +31,8 @@ class IndexVar {
   uint64_t id_;
 };
 
-enum class ExprKind { Access, Literal, Neg, Add, Sub, Mul, Div };
+/// Sum is an explicit reduction `sum(j, e)`: e summed over every value of j.
+enum class ExprKind { Access, Literal, Neg, Add, Sub, Mul, Div, Sum };
 
 struct ExprNode;
 
@@ -78,10 +79,11 @@ struct ExprNode {
   ExprKind kind;
   // Access
   std::shared_ptr<TensorImpl> tensor;
-  std::vector<IndexVar> vars;
+  std::vector<IndexVar> vars;  ///< Access: one per mode; Sum: the summed variable
+
   // Literal
   double value = 0;
-  // Neg (a), binary (a, b)
+  // Neg (a), binary (a, b), Sum (body a)
   IndexExpr a, b;
 };
 
@@ -90,6 +92,9 @@ IndexExpr operator-(const IndexExpr& a, const IndexExpr& b);
 IndexExpr operator*(const IndexExpr& a, const IndexExpr& b);
 IndexExpr operator/(const IndexExpr& a, const IndexExpr& b);
 IndexExpr operator-(const IndexExpr& a);
+/// `sum(v, e)`: e summed over every value of v (an explicit reduction, placed where it
+/// is written). Prints and parses as "sum(v, e)".
+IndexExpr sum(const IndexVar& v, const IndexExpr& e);
 
 /// lhs = rhs, or lhs += rhs when accumulate.
 struct Assignment {
@@ -102,9 +107,22 @@ struct Assignment {
 };
 
 /// Variables of the assignment: free (in the lhs, in lhs order) then reduction
-/// (rhs only, in order of first appearance).
+/// (rhs only, in order of first appearance; summed explicitly or implicitly).
 std::vector<IndexVar> freeVars(const Assignment& a);
 std::vector<IndexVar> reductionVars(const Assignment& a);
+
+/// Reduction semantics (the einsum convention, as TACO): the right-hand side splits at
+/// its top-level `+`, `-` and negations into terms; each term sums over its variables
+/// that are neither on the left-hand side nor summed by a `sum` inside it, with the sum
+/// around that term alone. So `a(i) = B(i,j)*c(j) + d(i)` is Bc + d, and
+/// `a(i) = sum(j, B(i,j)*c(j) + d(i))` adds d(i) once per j. Returns a's right-hand side
+/// with every reduction written as a Sum node (the term's variables in order of first
+/// appearance, outermost first).
+IndexExpr explicitReductions(const Assignment& a);
+/// Variables of e not bound by a Sum inside e, in order of first appearance.
+std::vector<IndexVar> unboundVars(const IndexExpr& e);
+/// True when e contains a Sum node.
+bool hasSum(const IndexExpr& e);
 /// `A(..) += e` into a tensor stored all dense: the kernel adds into A's values where
 /// they are (one loop nest, sums included, no copy of A).
 bool accumulatesInPlace(const Assignment& a);
@@ -117,7 +135,9 @@ std::vector<const ExprNode*> rhsAccesses(const Assignment& a);
 
 /// Checks an assignment: access arity matches tensor order, no variable repeated in
 /// one access, every index variable has one extent, the output does not appear on the
-/// right. Throws NotationError / DimensionError naming the tensor and variable.
+/// right; every `sum(v, e)` has v in e, v not on the left-hand side, not summed again
+/// inside e and not used outside the sum in the same term. Throws NotationError /
+/// DimensionError naming the tensor and variable.
 void checkAssignment(const Assignment& a);
 
 /// Extent of each variable in the assignment (after checkAssignment).

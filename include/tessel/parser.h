@@ -2,8 +2,11 @@
 //
 // Grammar:  assignment := access ('=' | '+=') expr
 //           expr := term (('+'|'-') term)*      term := factor (('*'|'/') factor)*
-//           factor := '-' factor | '(' expr ')' | number | access
+//           factor := '-' factor | '(' expr ')' | number | sum | access
+//           sum := 'sum' '(' NAME ',' expr ')'              (an explicit reduction)
 //           access := NAME [ '(' [NAME (',' NAME)*] ')' ]   (no parentheses: a scalar)
+// `sum` is reserved: no tensor is named sum. Reductions follow the einsum convention
+// (see explicitReductions in tessel/notation.h).
 // Errors throw ParseError with the 1-based column of the offending character.
 #pragma once
 

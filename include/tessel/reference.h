@@ -6,7 +6,10 @@
 //   support(a+b) = support(a-b) = union, support(a/b) = support(a), support(-a) = support(a),
 //   a literal is dense. Values follow ordinary arithmetic with missing operands as 0
 //   (so x/0 gives ±inf or nan where x is stored). Integer division by zero gives 0.
-// The result sums the rhs over reduction variables; lhs variables absent from the rhs
+// Reductions (einsum convention): the rhs splits at its top-level `+`, `-` and negated
+// sums into terms, and each term is summed over its own variables that are not on the
+// lhs; `sum(v, e)` sums e over every value of v where it is written. So
+// a(i) = B(i,j)*c(j) + d(i) is sum_j B(i,j)c(j) + d(i). lhs variables absent from a term
 // broadcast. `+=` adds to the output's current values.
 #pragma once
 

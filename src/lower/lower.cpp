@@ -36,7 +36,7 @@ std::string concreteNotation(const Problem& p, const OutputPlan& plan, const Loo
 }
 
 std::string headerComment(const LoweredKernel& k) {
-  std::string h = "tessel kernel for: " + k.problem.assignment.str() + "\n";
+  std::string h = "tessel kernel for: " + k.problem.stated.str() + "\n";
   for (size_t a = 0; a < k.problem.args.size(); a++) {
     const TensorArg& t = k.problem.args[a];
     h += "  tensors[" + std::to_string(a) + "] = " + t.tensor->name + " : " +

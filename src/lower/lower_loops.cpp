@@ -115,6 +115,8 @@ class LoopLowerer {
     const tessel::ExprNode& n = e.node();
     Datatype ct = sym_.computeType();
     switch (n.kind) {
+      case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
+        throw InternalError("lowering met a sum(...) node");
       case ExprKind::Access: {
         int a = p_.accessIndex(&n);
         Expr pos = env.in[a].empty() ? intImm(0) : env.in[a].back().pos;

@@ -61,6 +61,8 @@ Points dedupe(Points pts) {
 Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated) {
   const ExprNode& n = e.node();
   switch (n.kind) {
+    case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
+      throw InternalError("lowering met a sum(...) node");
     case ExprKind::Access: {
       int it = iterated(&n);
       if (it >= 0) return {{{it}, e}};

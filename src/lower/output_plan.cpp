@@ -112,6 +112,8 @@ int sparseOperandsAt(const Problem& p, const IndexVar& j) {
 bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vector<std::pair<int, int>>& by) {
   const ExprNode& n = e.node();
   switch (n.kind) {
+    case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
+      throw InternalError("lowering met a sum(...) node");
     case ExprKind::Access: {
       int a = p.accessIndex(&n);
       const auto& lv = p.inputs[a].levelVars;

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <set>
 
+#include "notation/reductions.h"
 #include "tessel/error.h"
 
 namespace tessel::lower {
@@ -65,8 +66,17 @@ void collectAccesses(const IndexExpr& e, std::vector<const ExprNode*>& out) {
 
 Problem analyze(const Assignment& given) {
   checkAssignment(given);
+  // One loop nest sums over all its reduction variables around the whole right-hand
+  // side; other assignments are split into such ones first (splitReductions). Below,
+  // the rhs is that sum's body: every variable not on the lhs is summed around it.
+  RootReduction root = rootReduction(loopNestForm(given));
+  if (hasSum(root.body))
+    throw NotationError(given.str() + ": its sums do not all wrap the whole right-hand side, so it is not one "
+                        "loop nest; Kernel::compile computes the inner sums first (splitReductions)");
   Problem p;
+  p.stated = given;
   p.assignment = given;
+  if (hasSum(given.rhs)) p.assignment.rhs = root.body;
   const ExprNode& lhs = given.lhs.node();
   std::set<std::string> used = {"tensors"};
 
@@ -91,7 +101,7 @@ Problem analyze(const Assignment& given) {
     TensorBase old(lhs.tensor->name + "_old", lhs.tensor->type, lhs.tensor->dims,
                    lhs.tensor->format);
     Access oldAccess(old, lhs.vars);
-    p.assignment.rhs = oldAccess + given.rhs;
+    p.assignment.rhs = oldAccess + p.assignment.rhs;
     p.assignment.accumulate = false;
     TensorArg snap;
     snap.tensor = old.impl();

@@ -29,7 +29,10 @@ struct AccessInfo {
 };
 
 struct Problem {
-  Assignment assignment;  ///< `+=` rewritten to `A = A_old + rhs`
+  Assignment stated;      ///< as given to analyze()
+  /// Without the sums around its right-hand side (every variable not on the lhs is
+  /// summed around the whole rhs); `+=` rewritten to `A = A_old + rhs`.
+  Assignment assignment;
   std::vector<TensorArg> args;  ///< args[0] is the output
   AccessInfo output;
   std::vector<AccessInfo> inputs;  ///< rhs accesses, left to right

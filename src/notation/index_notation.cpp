@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <map>
 
+#include "notation/reductions.h"
 #include "tessel/error.h"
 #include "tessel/notation.h"
 #include "tessel/tensor.h"
@@ -56,6 +57,7 @@ int precedence(const ExprNode& n) {
       // A negative literal prints with a leading '-', like a negation.
       return (n.value < 0 || std::signbit(n.value)) ? 3 : 4;
     case ExprKind::Access:
+    case ExprKind::Sum:  // "sum(j, e)" is self-delimiting
       return 4;
   }
   return 4;
@@ -79,6 +81,8 @@ std::string exprText(const ExprNode& n) {
       return accessText(n);
     case ExprKind::Literal:
       return literalText(n.value);
+    case ExprKind::Sum:
+      return "sum(" + n.vars[0].name() + ", " + exprText(n.a.node()) + ")";
     case ExprKind::Neg: {
       const ExprNode& o = n.a.node();
       std::string inner = exprText(o);
@@ -118,6 +122,7 @@ void collectAccesses(const IndexExpr& e, std::vector<const ExprNode*>& out) {
     case ExprKind::Literal:
       break;
     case ExprKind::Neg:
+    case ExprKind::Sum:
       collectAccesses(n.a, out);
       break;
     default:
@@ -177,6 +182,15 @@ IndexExpr operator-(const IndexExpr& a) {
   auto n = std::make_shared<ExprNode>();
   n->kind = ExprKind::Neg;
   n->a = a;
+  return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
+}
+
+IndexExpr sum(const IndexVar& v, const IndexExpr& e) {
+  if (!e.defined()) throw NotationError("the expression of sum(" + v.name() + ", ...) is undefined");
+  auto n = std::make_shared<ExprNode>();
+  n->kind = ExprKind::Sum;
+  n->vars = {v};
+  n->a = e;
   return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
 }
 
@@ -315,6 +329,7 @@ void checkAssignment(const Assignment& a) {
                              std::to_string(m) + ")");
       }
     }
+  checkSums(a);
 }
 
 int64_t extentOf(const Assignment& a, const IndexVar& v) {

@@ -3,6 +3,7 @@
 // those names to tensors and index variables is a separate step.
 #include "tessel/parser.h"
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <memory>
@@ -30,10 +31,12 @@ struct SyntaxAccess {
 
 struct SyntaxNode {
   ExprKind kind = ExprKind::Literal;
-  SyntaxAccess access;  // Access
+  SyntaxAccess access;  // Access; Sum: the summed variable as `access.vars[0]`
   double value = 0;     // Literal
   std::unique_ptr<SyntaxNode> a, b;
 };
+
+void collectSyntaxAccesses(const SyntaxNode& n, std::vector<const SyntaxAccess*>& out);
 
 struct SyntaxAssignment {
   SyntaxAccess lhs;
@@ -56,7 +59,9 @@ class Parser {
       fail("the left-hand side must be a tensor access, not a number", tok_.column);
     if (tok_.kind != Tok::Name)
       fail("expected a tensor access on the left-hand side but found " + describe(tok_), tok_.column);
+    if (tok_.text == "sum") fail("a tensor cannot be named sum (it is the reduction sum(j, e))", tok_.column);
     out.lhs = parseAccess();
+    lhsVars_ = out.lhs.vars;
     if (tok_.kind == Tok::Assign) {
       out.accumulate = false;
     } else if (tok_.kind == Tok::PlusAssign) {
@@ -273,6 +278,7 @@ class Parser {
         return n;
       }
       case Tok::Name: {
+        if (tok_.text == "sum") return parseSum();
         auto n = std::make_unique<SyntaxNode>();
         n->kind = ExprKind::Access;
         n->access = parseAccess();
@@ -285,9 +291,51 @@ class Parser {
     }
   }
 
+  // sum := 'sum' '(' NAME ',' expr ')'
+  std::unique_ptr<SyntaxNode> parseSum() {
+    const int at = tok_.column;
+    advance();
+    if (tok_.kind != Tok::LParen)
+      fail("sum is the reduction sum(j, e), not a tensor name; found " + describe(tok_) + " after it", tok_.column);
+    const int open = tok_.column;
+    advance();
+    if (tok_.kind != Tok::Name)
+      fail("expected the index variable to sum over after 'sum(' but found " + describe(tok_), tok_.column);
+    auto n = std::make_unique<SyntaxNode>();
+    n->kind = ExprKind::Sum;
+    n->access.name = "sum";
+    n->access.column = at;
+    n->access.vars = {tok_.text};
+    const std::string v = tok_.text;
+    const int vcol = tok_.column;
+    advance();
+    if (tok_.kind != Tok::Comma)
+      fail("expected ',' and an expression after sum(" + v + " but found " + describe(tok_), tok_.column);
+    advance();
+    for (const std::string& l : lhsVars_)
+      if (l == v) fail("sum(" + v + ", ...): " + v + " is an index variable of the left-hand side, so it cannot be summed", vcol);
+    for (const std::string& o : summing_)
+      if (o == v) fail("sum(" + v + ", ...): " + v + " is already summed by an enclosing sum", vcol);
+    summing_.push_back(v);
+    n->a = parseExpr();
+    summing_.pop_back();
+    if (tok_.kind != Tok::RParen)
+      fail("missing ')' for the '(' in column " + std::to_string(open) + ", found " + describe(tok_), tok_.column);
+    advance();
+    std::vector<const SyntaxAccess*> inside;
+    collectSyntaxAccesses(*n->a, inside);
+    bool used = false;
+    for (const SyntaxAccess* acc : inside)
+      used |= std::find(acc->vars.begin(), acc->vars.end(), v) != acc->vars.end();
+    if (!used) fail("sum(" + v + ", ...): " + v + " does not appear in its expression", vcol);
+    return n;
+  }
+
   const std::string& text_;
   size_t pos_ = 0;
   Token tok_;
+  std::vector<std::string> lhsVars_;
+  std::vector<std::string> summing_;  // variables of the enclosing sums
 };
 
 void collectSyntaxAccesses(const SyntaxNode& n, std::vector<const SyntaxAccess*>& out) {
@@ -298,6 +346,7 @@ void collectSyntaxAccesses(const SyntaxNode& n, std::vector<const SyntaxAccess*>
     case ExprKind::Literal:
       break;
     case ExprKind::Neg:
+    case ExprKind::Sum:
       collectSyntaxAccesses(*n.a, out);
       break;
     default:
@@ -328,6 +377,10 @@ class Binder {
         return IndexExpr(n.value);
       case ExprKind::Neg:
         return -expr(*n.a);
+      case ExprKind::Sum: {
+        IndexVar v = var(n.access.vars[0]);
+        return sum(v, expr(*n.a));
+      }
       case ExprKind::Add: {
         IndexExpr a = expr(*n.a);
         return a + expr(*n.b);

@@ -96,22 +96,10 @@ class Evaluator {
     const ExprNode& lhs = a_.lhsNode();
     const std::vector<IndexVar>& outVars = lhs.vars;
 
-    Relation r = eval(a_.rhs);
-    // lhs variables absent from the rhs broadcast.
-    r = extend(std::move(r), outVars);
-
-    // Sum out the reduction variables, projecting onto the lhs variables.
-    std::vector<size_t> where = positions(r.vars, outVars);
-    std::map<Coords, T> out;
-    if (r.vars == outVars) {
-      out = std::move(r.rows);  // nothing to sum out
-    } else {
-      Coords key(outVars.size());
-      for (const auto& [c, v] : r.rows) {
-        for (size_t k = 0; k < where.size(); k++) key[k] = c[where[k]];
-        addTo(out, key, v);
-      }
-    }
+    // Each top-level term sums over its own variables not on the left-hand side (the
+    // einsum convention); lhs variables absent from a term broadcast.
+    Relation r = reorder(extend(evalTerms(a_.rhs), outVars), outVars);
+    std::map<Coords, T> out = std::move(r.rows);
 
     // `+=` adds the output's current values.
     if (a_.accumulate) {
@@ -148,9 +136,49 @@ class Evaluator {
     return std::find(vs.begin(), vs.end(), v) != vs.end();
   }
 
+  static bool additive(const ExprNode& n) { return n.kind == ExprKind::Add || n.kind == ExprKind::Sub; }
+
+  // The right-hand side as a sum of terms, each summed over its variables that are not
+  // on the left-hand side.
+  Relation evalTerms(const IndexExpr& e) {
+    const ExprNode& n = e.node();
+    if (additive(n)) return addOrSub(evalTerms(n.a), evalTerms(n.b), n.kind == ExprKind::Sub);
+    if (n.kind == ExprKind::Neg && additive(n.a.node())) {
+      Relation r = evalTerms(n.a);
+      for (auto& [c, v] : r.rows) v = Ops::neg(v);
+      return r;
+    }
+    Relation r = eval(e);
+    std::vector<IndexVar> keep;
+    for (const IndexVar& v : r.vars)
+      if (has(a_.lhsNode().vars, v)) keep.push_back(v);
+    return project(std::move(r), keep);
+  }
+
+  // Sums `r` over every variable not in `keep` (keep: a subset of r.vars, in r's order).
+  static Relation project(Relation r, const std::vector<IndexVar>& keep) {
+    if (keep == r.vars) return r;
+    std::vector<size_t> where = positions(r.vars, keep);
+    Relation out;
+    out.vars = keep;
+    Coords key(keep.size());
+    for (const auto& [c, v] : r.rows) {
+      for (size_t k = 0; k < where.size(); k++) key[k] = c[where[k]];
+      addTo(out.rows, key, v);
+    }
+    return out;
+  }
+
   Relation eval(const IndexExpr& e) {
     const ExprNode& n = e.node();
     switch (n.kind) {
+      case ExprKind::Sum: {  // sum(v, e): e over all of v's values, v summed out
+        Relation r = extend(eval(n.a), {n.vars[0]});
+        std::vector<IndexVar> keep;
+        for (const IndexVar& v : r.vars)
+          if (v != n.vars[0]) keep.push_back(v);
+        return project(std::move(r), keep);
+      }
       case ExprKind::Access:
         return accessRelation(n);
       case ExprKind::Literal: {

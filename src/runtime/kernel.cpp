@@ -15,6 +15,7 @@
 #include "lower/lower.h"
 #include "runtime/run_binding.h"
 #include "schedule/precompute_expr.h"
+#include "schedule/reduction_stages.h"
 #include "tessel/error.h"
 #include "tessel/runtime_abi.h"
 #include "tessel/tensor.h"
@@ -92,25 +93,11 @@ struct Stages {
   std::vector<TensorBase> temporaries;  ///< in order of creation
 };
 
-/// A tensor without arrays. (TensorBase's constructor would allocate an empty tensor's:
-/// a zeroed pos array per level, all of a dense tensor's values.)
-TensorBase arrayless(const std::string& name, Datatype type, const std::vector<int64_t>& dims, const Format& format) {
-  if (dims.size() > TESSEL_MAX_ORDER) return TensorBase(name, type, dims, format);  // which says why not
-  auto impl = std::make_shared<TensorImpl>();
-  impl->name = name;
-  impl->type = type;
-  impl->dims = dims;
-  impl->format = format;
-  impl->storage.raw.order = static_cast<int32_t>(dims.size());
-  std::copy(dims.begin(), dims.end(), std::begin(impl->storage.raw.dims));
-  return TensorBase(impl);
-}
-
 /// Temporaries for a run: one from the last run (`kept`, consumed in order) when it
 /// fits, else a new one. For compiling (`kept` null): without arrays.
 TensorBase temporaryLike(const std::vector<TensorBase>* kept, size_t k, const std::string& name, Datatype type,
                          const std::vector<int64_t>& dims, const Format& format) {
-  if (!kept) return arrayless(name, type, dims, format);
+  if (!kept) return arraylessTensor(name, type, dims, format);
   if (k < kept->size()) {
     const TensorBase& t = (*kept)[k];
     if (t.name() == name && t.datatype() == type && t.dims() == dims && t.format() == format) return t;
@@ -121,6 +108,17 @@ TensorBase temporaryLike(const std::vector<TensorBase>* kept, size_t k, const st
 /// `kept`: for a run, the last run's temporaries; null when compiling.
 Stages stagesOf(const Assignment& a, const Schedule& schedule, const std::vector<TensorBase>* kept = nullptr) {
   Stages st;
+  auto maker = [&](const PrecomputeTemporary& p) {  // temporaries in order of creation
+    st.temporaries.push_back(temporaryLike(kept, st.temporaries.size(), p.name, p.type, p.dims, p.format));
+    return st.temporaries.back();
+  };
+  // A stage the user's schedule does not apply to runs on blocks of rows (a parallel
+  // schedule runs on any thread count).
+  auto addStage = [&](const Assignment& x, Schedule s, const std::string& what) {
+    st.assignments.push_back(x);
+    st.schedules.push_back(std::move(s));
+    st.what.push_back(what);
+  };
   Assignment rest = a;
   Schedule own;
   for (const ScheduleCommand& c : schedule.commands()) {
@@ -128,21 +126,20 @@ Stages stagesOf(const Assignment& a, const Schedule& schedule, const std::vector
       own.add(c);
       continue;
     }
-    auto [producer, consumer] = splitPrecompute(rest, c, [&](const PrecomputeTemporary& p) {
-      return temporaryLike(kept, st.temporaries.size(), p.name, p.type, p.dims,
-                           DenseFormat(static_cast<int>(p.dims.size())));
-    });
-    TensorBase t(producer.lhsNode().tensor);
-    st.assignments.push_back(producer);
-    st.schedules.push_back(defaultParallelSchedule(producer, 2));
-    st.what.push_back("the precomputed sub-expression, " + producer.str());
-    st.temporaries.push_back(t);
+    auto [producer, consumer] = splitPrecompute(rest, c, maker);
+    for (const Assignment& x : splitReductions(producer, maker))
+      addStage(x, defaultParallelSchedule(x, 2), "the precomputed sub-expression, " + x.str());
     rest = consumer;
   }
+  // The einsum convention: sums inside the expression are computed first (temporaries).
+  std::vector<Assignment> parts = splitReductions(rest, maker);
+  size_t mine = scheduledStage(parts, rest, own);
+  for (size_t k = 0; k + 1 < parts.size(); k++)
+    addStage(parts[k], k == mine ? own : defaultParallelSchedule(parts[k], 2), "an inner sum, " + parts[k].str());
+  rest = parts.back();
+  if (mine + 1 < parts.size()) own = Schedule();
   if (!accumulatesSum(rest)) {
-    st.assignments.push_back(rest);
-    st.schedules.push_back(own);
-    st.what.push_back(rest.str());
+    addStage(rest, own, rest.str());
     return st;
   }
   const ExprNode& lhs = rest.lhsNode();
@@ -151,9 +148,8 @@ Stages stagesOf(const Assignment& a, const Schedule& schedule, const std::vector
   TensorBase partial = temporaryLike(kept, st.temporaries.size(), out.name(), out.datatype(), out.dims(), out.format());
   Assignment sum{Access(partial, lhs.vars), rest.rhs, false};
   Assignment add{Access(out, lhs.vars), Access(partial, lhs.vars), true};
-  st.assignments.insert(st.assignments.end(), {sum, add});
-  st.schedules.insert(st.schedules.end(), {own, defaultParallelSchedule(add, 2)});
-  st.what.insert(st.what.end(), {"the sum into a temporary, " + sum.str(), "adding it in, " + rest.lhs.str() + " += (the sum)"});
+  addStage(sum, own, "the sum into a temporary, " + sum.str());
+  addStage(add, defaultParallelSchedule(add, 2), "adding it in, " + rest.lhs.str() + " += (the sum)");
   st.temporaries.push_back(partial);
   return st;
 }
@@ -177,7 +173,15 @@ std::vector<std::pair<lower::LoweredKernel, std::string>> lowerStages(const Assi
 
 }  // namespace
 
-std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) { return lower::analyze(stagesOf(a, {}).assignments[0]).order; }
+std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) {
+  // Of several stages (sums inside the expression), the one with the most loops.
+  std::vector<IndexVar> best;
+  for (const Assignment& x : stagesOf(a, {}).assignments) {
+    std::vector<IndexVar> order = lower::analyze(x).order;
+    if (order.size() > best.size() || best.empty()) best = std::move(order);
+  }
+  return best;
+}
 
 std::string Kernel::emitC(const Assignment& a, const Schedule& schedule) {
   std::string out;
@@ -213,7 +217,7 @@ namespace {
 
 /// A tensor like `t`, named `name`, without arrays.
 TensorBase arraylessLike(const TensorBase& t, const std::string& name) {
-  return arrayless(name, t.datatype(), t.dims(), t.format());
+  return arraylessTensor(name, t.datatype(), t.dims(), t.format());
 }
 
 /// A sparse `+=` reads the output's entries from before the run in a snapshot: the

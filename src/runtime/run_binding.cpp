@@ -41,6 +41,10 @@ void walkExpr(const IndexExpr& e, Sink& sink) {
       sink.word(bits);
       break;
     }
+    case ExprKind::Sum:
+      sink.word(n.vars[0].id());
+      walkExpr(n.a, sink);
+      break;
     case ExprKind::Neg:
       walkExpr(n.a, sink);
       break;

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "lower/lower.h"
+#include "schedule/reduction_stages.h"
 #include "tessel/error.h"
 #include "tessel/schedule.h"
 #include "tessel/tensor.h"
@@ -37,8 +38,13 @@ bool compiles(const Assignment& a, const Schedule& s) {
 
 }  // namespace
 
-Schedule defaultParallelSchedule(const Assignment& given, int threads) {
+Schedule defaultParallelSchedule(const Assignment& user, int threads) {
   if (threads <= 1) return {};
+  // Sums inside the expression run first as their own stages (with their own schedules):
+  // this schedules the last stage, the one writing the output.
+  Assignment given = splitReductions(user, [](const PrecomputeTemporary& t) {
+                       return arraylessTensor(t.name, t.type, t.dims, t.format);
+                     }).back();
   // `A += sum` runs its sum as a plain assignment first: schedule that one.
   Assignment a = given;
   if (accumulatesSum(given)) a.accumulate = false;

@@ -14,20 +14,25 @@
 
 namespace tessel {
 
-/// The temporary a sub-expression precompute needs: a dense tensor over these variables.
+/// A temporary that a split of an assignment needs (a precomputed sub-expression, or
+/// an inner sum): a tensor over these variables.
 struct PrecomputeTemporary {
   std::string name;
   Datatype type = Datatype::Float64;
-  std::vector<IndexVar> vars;   ///< e's variables used outside e, in order of first appearance in e
+  std::vector<IndexVar> vars;   ///< the variables it is indexed by, in order of first appearance
   std::vector<int64_t> dims;
+  Format format;                ///< dense for a precompute
 };
 
-/// Finds `c.expr` in a's right-hand side, checks that computing it first keeps the
-/// result, and returns {t(vars) = e, a with t(vars) in e's place}, t made by `temporary`
-/// from its description (a dense tensor of that name, type and dims). A variable summed
-/// only inside e may only have products (and negation, and the numerator of a division)
-/// between e and the root, since e.g. in `B(i,k)*c(k) + d(i)` the sum over k also adds
-/// d(i) once per k. Throws ScheduleError naming the command.
+/// Finds `c.expr` in a's right-hand side (its sums made explicit, explicitReductions),
+/// checks that computing it first keeps the result, and returns
+/// {t(vars) = e, a with t(vars) in e's place}, t made by `temporary` from its
+/// description (a dense tensor of that name, type and dims). A sum around e over a
+/// variable that only e uses moves into t; between that sum and e there may only be
+/// products, negations, numerators and sums, since in `sum(k, B(i,k)*c(k) + d(i))` the
+/// sum over k also adds d(i) once per k. Both results keep explicit sums where the rest
+/// needs them (splitReductions makes loop nests of them). Throws ScheduleError naming
+/// the command.
 std::pair<Assignment, Assignment> splitPrecompute(
     const Assignment& a, const ScheduleCommand& c,
     const std::function<TensorBase(const PrecomputeTemporary&)>& temporary);
