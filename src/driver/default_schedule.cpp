@@ -1,7 +1,9 @@
 // The parallel schedule used when the user asks for threads but gives no schedule.
 #include <algorithm>
 
-#include "lower/lower.h"
+#include "driver/pipeline.h"
+#include "lower/output_plan.h"
+#include "lower/problem.h"
 #include "tessel/error.h"
 #include "tessel/schedule.h"
 #include "tessel/tensor.h"
@@ -28,7 +30,7 @@ double rowSkew(const TensorBase& t) {
 
 bool compiles(const Assignment& a, const Schedule& s) {
   try {
-    lower::lower(a, s);
+    driver::lowerAssignment(a, s);
     return true;
   } catch (const UserError&) {
     return false;
