@@ -12,7 +12,7 @@ namespace tessel {
 namespace {
 
 /// The runtime's view of the compiler's argument slots.
-KernelSlots slotsOf(const std::vector<lower::TensorArg>& args) {
+KernelSlots slotsFrom(const std::vector<lower::TensorArg>& args) {
   KernelSlots slots;
   slots.reserve(args.size());
   for (const lower::TensorArg& t : args) slots.push_back(KernelSlot{t.tensor, t.format, t.isOutput, t.snapshotOfOutput});
@@ -27,7 +27,7 @@ class DriverPlanner final : public StagePlanner {
     driver::Stages st = driver::splitStages(a, schedule_, &kept);
     return RunStages{std::move(st.assignments), std::move(st.temporaries)};
   }
-  KernelSlots slotsOf(const Assignment& stage) const override { return tessel::slotsOf(lower::analyze(stage).args); }
+  KernelSlots slotsOf(const Assignment& stage) const override { return slotsFrom(lower::analyze(stage).args); }
 
  private:
   Schedule schedule_;  // as compiled: a run splits its assignment the same way
@@ -58,7 +58,7 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& sch
   k->impl_->planner = std::make_shared<DriverPlanner>(schedule);
   for (driver::CompiledStage& cs : compiled.stages) {
     Stage st;
-    st.args = slotsOf(cs.lowered.problem.args);
+    st.args = slotsFrom(cs.lowered.problem.args);
     st.module = std::move(cs.module);
     st.assemble = cs.assemble;
     st.compute = cs.compute;
