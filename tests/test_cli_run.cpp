@@ -92,6 +92,36 @@ TEST_F(CliRun, EmitPrintsTheKernel) {
   EXPECT_NE(r.out.find("where("), std::string::npos) << "the workspace shows in the concrete notation";
 }
 
+/// `emit --passes` prints the program after every pass, named, in pipeline order, and
+/// ends with the same C as plain `emit`.
+TEST_F(CliRun, EmitPassesNamesEveryPassInOrder) {
+  std::vector<std::string> args = {"emit", "y(i) = A(i,j) * x(j)", "-f", "A:ds"};
+  Result plain = run(args);
+  args.push_back("--passes");
+  Result r = run(args);
+  ASSERT_EQ(r.code, 0) << show(r);
+  const std::vector<std::string> passes = {
+      "after splitStages", "after analyze (loop order)", "after schedule", "after planOutput",
+      "after workspace", "after planParallel", "concrete index notation", "after lowerLoops (assemble)",
+      "after lowerLoops (compute)", "after simplify", "after collapsePositionLoops", "after unrollAndJam",
+      "after splitReductionChains", "after unswitchLoopFlags", "after simplify (again)", "C (backend)"};
+  size_t at = 0;
+  for (const std::string& p : passes) {
+    size_t next = r.out.find("=== " + p + " ===\n", at);
+    ASSERT_NE(next, std::string::npos) << "no '" << p << "' after offset " << at << "\n" << r.out;
+    at = next + 1;
+  }
+  EXPECT_NE(r.out.find("loop order: i j"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("for i in [0, y0_dim)"), std::string::npos) << "the IR in pseudo-code\n" << r.out;
+  std::string c = r.out.substr(r.out.find("=== C (backend) ===\n") + std::string("=== C (backend) ===\n").size());
+  EXPECT_EQ(c, plain.out) << "the last pass is the C that emit prints";
+  // Several stages: each pass is named with its stage.
+  Result staged = run({"emit", "A(i,j) += B(i,k)*C(k,j)", "-f", "A:ds", "-f", "B:ds", "-f", "C:ds", "--passes"});
+  ASSERT_EQ(staged.code, 0) << show(staged);
+  EXPECT_NE(staged.out.find("=== after analyze (loop order) [stage 2 of 2] ==="), std::string::npos) << staged.out;
+  expectUserError(run({"emit", "a(i) = B(i,j) * c(j", "-f", "B:ds", "--passes"}), {"column"});
+}
+
 TEST_F(CliRun, BadArgumentsExitTwo) {
   expectUserError(run({"run", "a(i) = B(i,j) * c(j)", "-g", "B:nosuchkind:1,2", "-g", "c:dense:2"}), {"nosuchkind"});
   expectUserError(run({"run", "a(i) = B(i,j) * c(j)", "-g", "B:uniform:10,10,2"}), {"no input for tensor 'c'"});

@@ -6,7 +6,7 @@
 
 #include "ir/ir.h"
 #include "ir/rewrite.h"
-#include "lower/lower.h"
+#include "driver/pipeline.h"
 #include "support/test_support.h"
 
 using namespace tessel;
@@ -23,7 +23,7 @@ TEST(Lowering, LoopOrderFollowsFormats) {
   IndexVar i("i"), j("j"), k("k");
   TensorBase B = T("B", {5, 6}, "ds:1,0"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, DenseFormat(1));
   a(i) = B(i, j) * c(j);
-  auto lk = lower::lower(a.assignment());
+  auto lk = driver::lowerAssignment(a.assignment());
   ASSERT_EQ(lk.problem.order.size(), 2u);
   EXPECT_EQ(lk.problem.order[0], j);  // CSC: columns outside
   EXPECT_EQ(lk.concrete, "forall(j, forall(i, a(i) = B(i,j) * c(j)))");
@@ -42,7 +42,7 @@ TEST(Lowering, ConflictingOperandIsTransposedAndSaysSo) {
 }
 
 /// `A += e` with a sum in e and a sparse A is two loop nests (Kernel runs T = e, then
-/// A += T); one would add A's old values once per iteration of the sum, so lower() names
+/// A += T); one would add A's old values once per iteration of the sum, so lowering names
 /// the variable.
 TEST(Lowering, AccumulatedSumIsNotOneLoopNest) {
   TensorBase B = T("B", {5, 6}, "ds"), c = T("c", {6}, "d"), a("a", Datatype::Float64, {5}, Format::parse("s"));
@@ -50,7 +50,7 @@ TEST(Lowering, AccumulatedSumIsNotOneLoopNest) {
   Assignment acc = makeAssignment(Access(a, {i}), Access(B, {i, j}) * Access(c, {j}), true);
   ASSERT_TRUE(accumulatesSum(acc));
   try {
-    lower::lower(acc);
+    driver::lowerAssignment(acc);
     ADD_FAILURE() << "one loop nest for " << acc.str();
   } catch (const NotationError& e) {
     EXPECT_NE(std::string(e.what()).find("sum over j"), std::string::npos) << e.what();
@@ -70,7 +70,7 @@ TEST(Lowering, DenseAccumulateAddsInPlace) {
   Assignment acc = makeAssignment(Access(a, {i}), Access(B, {i, j}) * Access(c, {j}), true);
   ASSERT_TRUE(accumulatesInPlace(acc));
   EXPECT_FALSE(accumulatesSum(acc));
-  auto lk = lower::lower(acc);
+  auto lk = driver::lowerAssignment(acc);
   EXPECT_TRUE(lk.plan.inPlace);
   EXPECT_EQ(lk.problem.args.size(), 3u);  // a, B, c: no snapshot of a
   std::string code = Kernel::emitC(acc);
@@ -85,16 +85,16 @@ TEST(Lowering, OutputStrategies) {
              E = T("E", {4, 6}, "dd", 1.0);
   TensorBase A("A", Datatype::Float64, {6, 6}, CSR());
   A(i, j) = B(i, j) + C(i, j);
-  EXPECT_EQ(lower::lower(A.assignment()).plan.kind, lower::OutputKind::Append);
+  EXPECT_EQ(driver::lowerAssignment(A.assignment()).plan.kind, lower::OutputKind::Append);
   A(i, j) = B(i, k) * C(k, j);
-  auto sp = lower::lower(A.assignment());
+  auto sp = driver::lowerAssignment(A.assignment());
   EXPECT_EQ(sp.plan.kind, lower::OutputKind::Workspace);
   EXPECT_NE(sp.concrete.find("where("), std::string::npos) << sp.concrete;
   A(i, j) = B(i, j) * D(i, k) * E(k, j);
-  EXPECT_EQ(lower::lower(A.assignment()).plan.kind, lower::OutputKind::PatternCopy);
+  EXPECT_EQ(driver::lowerAssignment(A.assignment()).plan.kind, lower::OutputKind::PatternCopy);
   TensorBase Ad("Ad", Datatype::Float64, {6, 6}, DenseFormat(2));
   Ad(i, j) = B(i, j) + C(i, j);
-  EXPECT_EQ(lower::lower(Ad.assignment()).plan.kind, lower::OutputKind::Dense);
+  EXPECT_EQ(driver::lowerAssignment(Ad.assignment()).plan.kind, lower::OutputKind::Dense);
 }
 
 /// A dense output is zeroed before compute unless the loops assign each entry once:
@@ -105,7 +105,7 @@ TEST(Lowering, DenseOutputIsZeroedUnlessEveryEntryIsAssigned) {
              c = T("c", {5}, "d"), E = T("E", {5, 4}, "dd", 1.0);
   TensorBase a("a", Datatype::Float64, {6}, DenseFormat(1)), A("A", Datatype::Float64, {6, 5}, DenseFormat(2)),
       M("M", Datatype::Float64, {6, 4}, DenseFormat(2));
-  auto assignsAll = [](const Assignment& as, const Schedule& s = {}) { return lower::lower(as, s).plan.assignsAll; };
+  auto assignsAll = [](const Assignment& as, const Schedule& s = {}) { return driver::lowerAssignment(as, s).plan.assignsAll; };
   a(i) = B(i, j) * c(j);  // CSR SpMV: every row's sum is stored, empty rows too
   EXPECT_TRUE(assignsAll(a.assignment()));
   EXPECT_TRUE(assignsAll(a.assignment(), parseSchedule("split(i,i0,i1,2),parallelize(i0,cpu_thread,no_races)", a.assignment())));
@@ -135,7 +135,7 @@ TEST(Lowering, DenseRowsAreZeroedWhereTheyAreFilled) {
   TensorBase B = T("B", {6, 5}, "ds"), Bs = T("Bs", {6, 5}, "ss"), D = T("D", {6, 5}, "dd", 1.0),
              E = T("E", {5, 4}, "dd", 1.0), Bc = T("Bc", {6, 5}, "ds:1,0");
   TensorBase M("M", Datatype::Float64, {6, 4}, DenseFormat(2));
-  auto zeroes = [](const Assignment& as, const Schedule& s = {}) { return lower::lower(as, s).plan.zeroSlices; };
+  auto zeroes = [](const Assignment& as, const Schedule& s = {}) { return driver::lowerAssignment(as, s).plan.zeroSlices; };
   M(i, k) = B(i, j) * E(j, k);  // CSR SpMM: i, j, k
   EXPECT_TRUE(zeroes(M.assignment()));
   std::string code = M.emitC();
@@ -147,7 +147,7 @@ TEST(Lowering, DenseRowsAreZeroedWhereTheyAreFilled) {
   EXPECT_TRUE(zeroes(spmm, parseSchedule("split(i,i0,i1,2),parallelize(i0,cpu_thread,no_races)", spmm)));
   EXPECT_TRUE(zeroes(spmm, parseSchedule("parallelize(j,cpu_thread,atomics)", spmm)));  // the split reduction runs inside
   EXPECT_FALSE(zeroes(spmm, parseSchedule("reorder(i,k,j)", spmm)));  // dot products: every entry assigned instead
-  EXPECT_TRUE(lower::lower(spmm, parseSchedule("reorder(i,k,j)", spmm)).plan.assignsAll);
+  EXPECT_TRUE(driver::lowerAssignment(spmm, parseSchedule("reorder(i,k,j)", spmm)).plan.assignsAll);
   M(i, k) = Bs(i, j) * E(j, k);  // DCSR: rows it does not store are never visited
   EXPECT_FALSE(zeroes(M.assignment()));
   EXPECT_NE(M.emitC().find("tessel_take(&M->vals, size, sizeof(double), 1)"), std::string::npos);

@@ -1,4 +1,5 @@
-// `tessel emit "<expr>" [-f NAME:LEVELS[:ORDER]]... [-s SCHEDULE] [--threads N]`: print the generated C code.
+// `tessel emit "<expr>" [-f NAME:LEVELS[:ORDER]]... [-s SCHEDULE] [--threads N] [--passes]`: print the
+// generated C code, or with --passes the program after every pass of the compiler.
 #include <cstdio>
 #include <memory>
 
@@ -12,6 +13,7 @@ struct EmitOptions {
   std::vector<std::string> formats;
   std::string schedule;
   int threads = 1;
+  bool passes = false;
 };
 }  // namespace
 
@@ -28,10 +30,21 @@ void registerEmit(CLI::App& app, Action& action) {
   emit->add_option("-s,--schedule", opt->schedule, "Schedule commands (as for run)")->type_name("COMMANDS");
   emit->add_option("--threads", opt->threads, "Thread count whose default parallel schedule to use (as for run)")
       ->check(CLI::Range(1, 4096));
+  emit->add_flag("--passes", opt->passes,
+                 "Print the program after every pass of the compiler, each under a header naming the pass "
+                 "(=== after analyze (loop order) ===, ..., === C (backend) ===)");
   emit->callback([&action, opt] {
     action = [opt] {
+      PassObserver print;
+      if (opt->passes)  // each pass's program as it comes (a failing pass shows what came before)
+        print = [](const std::string& pass, const std::string& text) {
+          std::string out = "=== " + pass + " ===\n" + text;
+          if (!out.empty() && out.back() != '\n') out += '\n';
+          std::fwrite(out.data(), 1, out.size(), stdout);
+        };
       std::string code = generatedCode(opt->expr, parseExpressionArgs(opt->expr, opt->formats), opt->schedule,
-                                       opt->threads);
+                                       opt->threads, print);
+      if (opt->passes) return 0;  // the C was the last pass
       std::fwrite(code.data(), 1, code.size(), stdout);
       return 0;
     };

@@ -36,14 +36,14 @@ Schedule chooseSchedule(const std::string& text, int threads, const Assignment& 
 }
 
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule,
-                          int threads) {
+                          int threads, const PassObserver& afterEachPass) {
   std::map<std::string, TensorBase> tensors;
   for (const auto& u : args.uses)
     tensors.emplace(u.name, TensorBase(u.name, Datatype::Float64, std::vector<int64_t>(u.order, 1),
                                        args.formatOf(u)));
   Assignment a = parseAssignment(expr, tensors);
   checkAssignment(a);
-  std::string code = Kernel::emitC(a, chooseSchedule(schedule, threads, a));
+  std::string code = Kernel::emitC(a, chooseSchedule(schedule, threads, a), afterEachPass);
   if (!code.empty() && code.back() != '\n') code += '\n';
   return code;
 }

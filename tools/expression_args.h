@@ -29,8 +29,9 @@ ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<st
 /// The schedule text given with -s, else the default parallel schedule for `threads`.
 Schedule chooseSchedule(const std::string& text, int threads, const Assignment& a);
 
-/// The C code for the expression with the given schedule (-s text) or thread count.
+/// The C code for the expression with the given schedule (-s text) or thread count;
+/// `afterEachPass`, when set, sees the program after every pass.
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule = "",
-                          int threads = 1);
+                          int threads = 1, const PassObserver& afterEachPass = {});
 
 }  // namespace tessel::cli

@@ -6,6 +6,7 @@
 //   p->run(A.assignment(), 2);                  // on 2 threads
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -21,6 +22,10 @@ struct RunTimes {
   double computeSeconds = 0;
 };
 
+/// Called after each pass of the compiler with the pass's name and the program as it
+/// stands, printed (IR as pseudo-code, the last one as C).
+using PassObserver = std::function<void(const std::string& pass, const std::string& text)>;
+
 class Kernel {
  public:
   /// Lower, emit C and JIT-compile. Throws NotationError/DimensionError/FormatError
@@ -34,6 +39,8 @@ class Kernel {
   static std::vector<IndexVar> loopOrder(const Assignment& a);
   /// The C code compile() would build, without compiling it (both stages, if two).
   static std::string emitC(const Assignment& a, const Schedule& schedule = {});
+  /// The same, calling `afterEachPass` after every pass (`tessel emit --passes`).
+  static std::string emitC(const Assignment& a, const Schedule& schedule, const PassObserver& afterEachPass);
 
   /// Run on the tensors of `a` (same formats and types as compiled for): the output
   /// is (re)assembled and computed. `threads` > 0 sets the thread count of parallel

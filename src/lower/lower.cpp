@@ -1,4 +1,4 @@
-// Lower: every pass of the single-node pipeline, in order.
+// Lowering steps the driver calls between the passes of their own files: see lower.h.
 #include "lower/lower.h"
 
 #include "lower/lower_loops.h"
@@ -29,7 +29,8 @@ ConcreteStmt workspaceNotation(const Problem& p, const OutputPlan& plan) {
   return s;
 }
 
-/// The forall nest of the scheduled loops (with `where` for an unscheduled workspace).
+}  // namespace
+
 std::string concreteNotation(const Problem& p, const OutputPlan& plan, const LoopNest& nest) {
   if (!nest.schedule.empty() || plan.kind != OutputKind::Workspace) return nest.str(p.assignment.str());
   return str(workspaceNotation(p, plan));
@@ -50,38 +51,22 @@ std::string headerComment(const LoweredKernel& k) {
   return h;
 }
 
-}  // namespace
-
-LoweredKernel lower(const Assignment& a, const Schedule& schedule) {
-  LoweredKernel k;
-  k.problem = analyze(a);                             // 1. check, argument slots, loop order
-  k.nest = scheduleLoops(k.problem, schedule);        // 2. the schedule's rewrites of the nest
+OutputPlan planScheduledOutput(const Problem& p, const Schedule& schedule) {
   try {
-    k.plan = planOutput(k.problem);                   // 3. how the output is assembled
+    return planOutput(p);
   } catch (const FormatError& e) {
     if (schedule.empty()) throw;
     throw ScheduleError("schedule " + schedule.str() + ": " + e.what());
   }
-  if (k.nest.precompute) {                           //    precompute(j): a workspace by hand
-    try {
-      gatherInWorkspace(k.problem, k.plan, *k.nest.precompute);
-    } catch (const FormatError& e) {
-      throw ScheduleError("schedule command precompute(" + k.nest.precompute->name() + "): " + e.what());
-    }
+}
+
+void applyWorkspace(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
+  if (!nest.precompute) return;
+  try {
+    gatherInWorkspace(p, plan, *nest.precompute);
+  } catch (const FormatError& e) {
+    throw ScheduleError("schedule command precompute(" + nest.precompute->name() + "): " + e.what());
   }
-  k.parallel = planParallel(k.problem, k.plan, k.nest);  // 4. races of the parallel loop
-  k.concrete = concreteNotation(k.problem, k.plan, k.nest);  // 5. concrete index notation
-  ir::Function assemble{"tessel_assemble", "Symbolic phase: allocate the output and build its pattern.",
-                        lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Symbolic)};  // 6. assemble
-  ir::Function compute{"tessel_compute", "Numeric phase: compute the output's values.",
-                       lowerLoops(k.problem, k.plan, k.nest, k.parallel, Phase::Numeric)};    // 7. compute
-  compute.body = ir::collapsePositionLoops(ir::simplify(compute.body));  // 8. one loop over fibers
-  compute.body = ir::unrollAndJam(compute.body);                     // 9. one row update per 4 terms
-  compute.body = ir::splitReductionChains(compute.body);             // 10. latency-bound sums
-  compute.body = ir::simplify(ir::unswitchLoopFlags(compute.body));  // 11. no per-row flag tests
-  k.module.functions = {assemble, compute};
-  k.module.headerComment = headerComment(k);
-  return k;
 }
 
 }  // namespace tessel::lower

@@ -1,7 +1,7 @@
-// The lowering pipeline, in one place: assignment -> problem (checks, argument slots,
-// loop order) -> output plan -> concrete index notation -> IR functions
-// `assemble` (symbolic phase: allocate / build the output pattern) and
-// `compute` (numeric phase: fill values).
+// The steps of lowering one assignment that are not passes of their own files: the
+// output plan checked against the schedule, a scheduled workspace, the concrete index
+// notation printed, and the generated code's header comment. The driver
+// (driver/pipeline.cpp) lists every pass in order; LoweredKernel is what they produce.
 #pragma once
 
 #include <string>
@@ -15,6 +15,7 @@
 
 namespace tessel::lower {
 
+/// One assignment lowered: what each pass produced.
 struct LoweredKernel {
   Problem problem;
   LoopNest nest;
@@ -24,6 +25,18 @@ struct LoweredKernel {
   ir::Module module;
 };
 
-LoweredKernel lower(const Assignment& a, const Schedule& schedule = {});
+/// planOutput(p), a FormatError caused by a non-empty schedule reported as a ScheduleError.
+OutputPlan planScheduledOutput(const Problem& p, const Schedule& schedule);
+
+/// `precompute(j)` of the nest: the output gathered in a workspace at j (nothing to do
+/// without one). A format that cannot take it throws ScheduleError naming the command.
+void applyWorkspace(const Problem& p, OutputPlan& plan, const LoopNest& nest);
+
+/// The forall nest of the scheduled loops (with `where` for an unscheduled workspace).
+std::string concreteNotation(const Problem& p, const OutputPlan& plan, const LoopNest& nest);
+
+/// The generated code's header: the assignment, argument slots, schedule, concrete
+/// index notation, output plan and notes.
+std::string headerComment(const LoweredKernel& k);
 
 }  // namespace tessel::lower

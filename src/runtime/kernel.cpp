@@ -1,4 +1,5 @@
-// Kernel: lower -> emit C -> JIT, and running a compiled kernel on tensors.
+// Running a compiled Kernel on tensors: binding a run's tensors to each stage's slots,
+// assembling and computing. Compiling is the driver's (driver/kernel_compile.cpp).
 #include "tessel/kernel.h"
 
 #include <algorithm>
@@ -11,37 +12,13 @@
 
 #include <omp.h>
 
-#include "codegen/codegen_c.h"
-#include "lower/lower.h"
+#include "runtime/kernel_stages.h"
 #include "runtime/run_binding.h"
-#include "schedule/precompute_expr.h"
-#include "schedule/reduction_stages.h"
 #include "tessel/error.h"
 #include "tessel/runtime_abi.h"
 #include "tessel/tensor.h"
 
 namespace tessel {
-
-/// One compiled loop nest: its tensor slots (as compiled) and entry points.
-struct Stage {
-  std::vector<lower::TensorArg> args;
-  std::shared_ptr<JitModule> module;
-  tessel_kernel_fn assemble = nullptr;
-  tessel_kernel_fn compute = nullptr;
-  std::shared_ptr<SlotPlanCache> slotPlans = std::make_shared<SlotPlanCache>();
-};
-
-struct Kernel::Impl {
-  // The stages in order (see Stages): precomputed sub-expressions, the sum of `A += e`
-  // with a sum in e, then the assignment itself.
-  std::vector<Stage> stages;
-  Schedule schedule;  // as compiled: a run splits its assignment the same way
-  // The temporaries of the last run, whose arrays the next run writes into (fresh ones
-  // would allocate and page-fault every run). Taken out while a run uses them, so
-  // concurrent runs never share one.
-  std::mutex keptMutex;
-  std::vector<TensorBase> kept;
-};
 
 Kernel::~Kernel() = default;
 
@@ -76,141 +53,25 @@ void check(int rc, const std::string& phase, const std::string& output) {
   throw InternalError(phase + " of " + output + " returned " + std::to_string(rc));
 }
 
-/// The assignments a kernel runs in order, each with its schedule:
-///  - one per precompute of a sub-expression: t(..) = e into a dense temporary t, the
-///    assignment then reading t(..) in e's place;
-///  - for `A(..) += e` with a sum in e: T(..) = e, then A(..) += T(..), with T a
-///    temporary in A's format (A = A_old + e in one loop nest would add A_old once per
-///    iteration of the sum);
-///  - the assignment itself.
-/// The user's other schedule commands apply to the stage that computes the user's sum;
-/// the others run on blocks of rows (a parallel schedule runs on any thread count).
-/// Built the same way at compile and run time, so the stages' tensor slots match.
-struct Stages {
-  std::vector<Assignment> assignments;
-  std::vector<Schedule> schedules;
-  std::vector<std::string> what;        ///< headers of the stages' C code
-  std::vector<TensorBase> temporaries;  ///< in order of creation
-};
-
-/// Temporaries for a run: one from the last run (`kept`, consumed in order) when it
-/// fits, else a new one. For compiling (`kept` null): without arrays.
-TensorBase temporaryLike(const std::vector<TensorBase>* kept, size_t k, const std::string& name, Datatype type,
-                         const std::vector<int64_t>& dims, const Format& format) {
-  if (!kept) return arraylessTensor(name, type, dims, format);
-  if (k < kept->size()) {
-    const TensorBase& t = (*kept)[k];
-    if (t.name() == name && t.datatype() == type && t.dims() == dims && t.format() == format) return t;
-  }
-  return TensorBase(name, type, dims, format);
-}
-
-/// `kept`: for a run, the last run's temporaries; null when compiling.
-Stages stagesOf(const Assignment& a, const Schedule& schedule, const std::vector<TensorBase>* kept = nullptr) {
-  Stages st;
-  auto maker = [&](const PrecomputeTemporary& p) {  // temporaries in order of creation
-    st.temporaries.push_back(temporaryLike(kept, st.temporaries.size(), p.name, p.type, p.dims, p.format));
-    return st.temporaries.back();
-  };
-  // A stage the user's schedule does not apply to runs on blocks of rows (a parallel
-  // schedule runs on any thread count).
-  auto addStage = [&](const Assignment& x, Schedule s, const std::string& what) {
-    st.assignments.push_back(x);
-    st.schedules.push_back(std::move(s));
-    st.what.push_back(what);
-  };
-  Assignment rest = a;
-  Schedule own;
-  for (const ScheduleCommand& c : schedule.commands()) {
-    if (!precomputesExpr(c)) {
-      own.add(c);
-      continue;
-    }
-    auto [producer, consumer] = splitPrecompute(rest, c, maker);
-    for (const Assignment& x : splitReductions(producer, maker))
-      addStage(x, defaultParallelSchedule(x, 2), "the precomputed sub-expression, " + x.str());
-    rest = consumer;
-  }
-  // The einsum convention: sums inside the expression are computed first (temporaries).
-  std::vector<Assignment> parts = splitReductions(rest, maker);
-  size_t mine = scheduledStage(parts, rest, own);
-  for (size_t k = 0; k + 1 < parts.size(); k++)
-    addStage(parts[k], k == mine ? own : defaultParallelSchedule(parts[k], 2), "an inner sum, " + parts[k].str());
-  rest = parts.back();
-  if (mine + 1 < parts.size()) own = Schedule();
-  if (!accumulatesSum(rest)) {
-    addStage(rest, own, rest.str());
-    return st;
-  }
-  const ExprNode& lhs = rest.lhsNode();
-  TensorBase out(lhs.tensor);
-  // The temporary takes A's name: a schedule's error about the sum's output then names A.
-  TensorBase partial = temporaryLike(kept, st.temporaries.size(), out.name(), out.datatype(), out.dims(), out.format());
-  Assignment sum{Access(partial, lhs.vars), rest.rhs, false};
-  Assignment add{Access(out, lhs.vars), Access(partial, lhs.vars), true};
-  addStage(sum, own, "the sum into a temporary, " + sum.str());
-  addStage(add, defaultParallelSchedule(add, 2), "adding it in, " + rest.lhs.str() + " += (the sum)");
-  st.temporaries.push_back(partial);
-  return st;
-}
-
-/// Each stage lowered with its schedule, and its C source (headed by what the stage
-/// does when there are several).
-std::vector<std::pair<lower::LoweredKernel, std::string>> lowerStages(const Assignment& a, const Schedule& schedule) {
-  Stages st = stagesOf(a, schedule);
-  size_t n = st.assignments.size();
-  std::vector<std::pair<lower::LoweredKernel, std::string>> out;
-  for (size_t k = 0; k < n; k++) {
-    lower::LoweredKernel lk = lower::lower(st.assignments[k], st.schedules[k]);
-    std::string head;
-    if (n > 1)
-      head = "/* ---- stage " + std::to_string(k + 1) + " of " + std::to_string(n) + ": " + st.what[k] + " */\n";
-    std::string source = head + codegen::emitC(lk.module);
-    out.emplace_back(std::move(lk), std::move(source));
-  }
-  return out;
-}
-
 }  // namespace
 
-std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) {
-  // Of several stages (sums inside the expression), the one with the most loops.
-  std::vector<IndexVar> best;
-  for (const Assignment& x : stagesOf(a, {}).assignments) {
-    std::vector<IndexVar> order = lower::analyze(x).order;
-    if (order.size() > best.size() || best.empty()) best = std::move(order);
-  }
-  return best;
-}
-
-std::string Kernel::emitC(const Assignment& a, const Schedule& schedule) {
-  std::string out;
-  for (const auto& [lk, source] : lowerStages(a, schedule)) out += source;
-  return out;
+TensorBase arraylessTensor(const std::string& name, Datatype type, const std::vector<int64_t>& dims,
+                           const Format& format) {
+  if (dims.size() > TESSEL_MAX_ORDER) return TensorBase(name, type, dims, format);  // which says why not
+  auto impl = std::make_shared<TensorImpl>();
+  impl->name = name;
+  impl->type = type;
+  impl->dims = dims;
+  impl->format = format;
+  impl->storage.raw.order = static_cast<int32_t>(dims.size());
+  std::copy(dims.begin(), dims.end(), std::begin(impl->storage.raw.dims));
+  return TensorBase(impl);
 }
 
 bool Kernel::cacheHit() const {
   for (const Stage& s : impl_->stages)
     if (!s.module->cacheHit()) return false;
   return true;
-}
-
-std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& schedule, const JitOptions& jit) {
-  auto t0 = std::chrono::steady_clock::now();
-  std::shared_ptr<Kernel> k(new Kernel());
-  k->impl_ = std::make_unique<Impl>();
-  k->impl_->schedule = schedule;
-  for (auto& [lk, source] : lowerStages(a, schedule)) {
-    Stage st;
-    st.module = jitCompile(source, jit);
-    st.args = lk.problem.args;
-    st.assemble = reinterpret_cast<tessel_kernel_fn>(st.module->symbol("tessel_assemble"));
-    st.compute = reinterpret_cast<tessel_kernel_fn>(st.module->symbol("tessel_compute"));
-    k->impl_->stages.push_back(std::move(st));
-    k->source_ += source;
-  }
-  k->compileSeconds_ = secondsSince(t0);
-  return k;
 }
 
 namespace {
@@ -244,9 +105,9 @@ void keepAsSpare(TensorBase& output, TensorBase& snapshot) {
 }
 
 /// Binds `a`'s tensors to a compiled stage, assembles its output and computes it.
-RunTimes runStage(const Stage& stage, const Assignment& a) {
-  BoundSlots bound = stage.slotPlans->bind(a, stage.args);
-  const std::vector<lower::TensorArg>& slots = bound.plan->slots;
+RunTimes runStage(const Stage& stage, const Assignment& a, const StagePlanner& planner) {
+  BoundSlots bound = stage.slotPlans->bind(a, stage.args, planner);
+  const KernelSlots& slots = bound.plan->slots;
 
   std::vector<TensorBase> temps;   // converted inputs (storage is heap-held)
   std::optional<TensorBase> snapshot;  // the output before a sparse +=
@@ -257,7 +118,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a) {
                     " is mapped read-only from a file and cannot be an output; convert() it first");
   std::optional<size_t> snapshotSlot;
   for (size_t s = 1; s < slots.size(); s++) {
-    const lower::TensorArg& arg = slots[s];
+    const KernelSlot& arg = slots[s];
     TensorBase t(bound.tensors[s]);
     if (arg.snapshotOfOutput) {
       snapshotSlot = s;
@@ -317,12 +178,12 @@ RunTimes Kernel::run(const Assignment& a, int threads) const {
     std::lock_guard<std::mutex> lock(impl_->keptMutex);
     kept.swap(impl_->kept);
   }
-  Stages st = stagesOf(a, impl_->schedule, &kept);
+  RunStages st = impl_->planner->split(a, kept);
   if (st.assignments.size() != stages.size())
     throw UserError("kernel was compiled for a different expression: " + a.str());
   RunTimes total;
   for (size_t k = 0; k < stages.size(); k++) {
-    RunTimes t = runStage(stages[k], st.assignments[k]);
+    RunTimes t = runStage(stages[k], st.assignments[k], *impl_->planner);
     total.assembleSeconds += t.assembleSeconds;
     total.computeSeconds += t.computeSeconds;
   }

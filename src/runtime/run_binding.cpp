@@ -3,6 +3,7 @@
 
 #include <cstring>
 
+#include "runtime/kernel_stages.h"
 #include "tessel/error.h"
 #include "tessel/tensor.h"
 
@@ -89,27 +90,27 @@ struct Matcher {
 };
 
 /// The analysis' slots for `a`, checked against the compiled ones.
-SlotPlan planSlots(const Assignment& a, const std::vector<lower::TensorArg>& compiled) {
-  lower::Problem p = lower::analyze(a);
-  if (p.args.size() != compiled.size())
+SlotPlan planSlots(const Assignment& a, const KernelSlots& compiled, const StagePlanner& planner) {
+  KernelSlots args = planner.slotsOf(a);
+  if (args.size() != compiled.size())
     throw UserError("kernel was compiled for a different expression: " + a.str());
-  for (size_t s = 0; s < p.args.size(); s++)
-    if (!(p.args[s].format == compiled[s].format) || p.args[s].tensor->type != compiled[s].tensor->type)
-      throw UserError("kernel was compiled for other formats or types than " + p.args[s].tensor->name + "'s");
+  for (size_t s = 0; s < args.size(); s++)
+    if (!(args[s].format == compiled[s].format) || args[s].tensor->type != compiled[s].tensor->type)
+      throw UserError("kernel was compiled for other formats or types than " + args[s].tensor->name + "'s");
   // Each slot is filled from the first rhs access of its tensor (a transposed input has
   // two slots, its own format's and the one the kernel reads).
   std::vector<const ExprNode*> accesses = rhsAccesses(a);
   SlotPlan plan;
-  for (const lower::TensorArg& slot : p.args) {
+  for (const KernelSlot& slot : args) {
     int source = -1;
     for (size_t k = 0; k < accesses.size() && source < 0 && !slot.isOutput && !slot.snapshotOfOutput; k++)
       if (accesses[k]->tensor == slot.tensor) source = static_cast<int>(k);
     if (source < 0 && !slot.isOutput && !slot.snapshotOfOutput)
-      throw InternalError("slot " + slot.cname + " of " + a.str() + " has no access");
+      throw InternalError("slot of " + slot.tensor->name + " in " + a.str() + " has no access");
     plan.sourceOfSlot.push_back(source);
   }
-  plan.slots = std::move(p.args);
-  for (lower::TensorArg& slot : plan.slots)
+  plan.slots = std::move(args);
+  for (KernelSlot& slot : plan.slots)
     if (!slot.snapshotOfOutput) slot.tensor.reset();
   return plan;
 }
@@ -128,7 +129,7 @@ bool AssignmentFacts::matches(const Assignment& a, std::vector<const ExprNode*>&
   return m.same && m.w == words_.size() && m.f == formats_.size();
 }
 
-BoundSlots SlotPlanCache::bind(const Assignment& a, const std::vector<lower::TensorArg>& compiled) {
+BoundSlots SlotPlanCache::bind(const Assignment& a, const KernelSlots& compiled, const StagePlanner& planner) {
   std::shared_ptr<const Entry> entry;
   {
     std::lock_guard<std::mutex> lock(mutex_);
@@ -136,7 +137,7 @@ BoundSlots SlotPlanCache::bind(const Assignment& a, const std::vector<lower::Ten
   }
   std::vector<const ExprNode*> accesses;
   if (!entry || !entry->facts.matches(a, accesses)) {
-    auto fresh = std::make_shared<Entry>(Entry{AssignmentFacts(a), std::make_shared<SlotPlan>(planSlots(a, compiled))});
+    auto fresh = std::make_shared<Entry>(Entry{AssignmentFacts(a), std::make_shared<SlotPlan>(planSlots(a, compiled, planner))});
     std::lock_guard<std::mutex> lock(mutex_);
     last_ = fresh;
     entry = std::move(fresh);

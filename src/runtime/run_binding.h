@@ -12,10 +12,12 @@
 #include <mutex>
 #include <vector>
 
-#include "lower/problem.h"
+#include "runtime/kernel_slots.h"
 #include "tessel/notation.h"
 
 namespace tessel {
+
+class StagePlanner;
 
 /// What an assignment's analysis depends on, flattened: node kinds, literals, index
 /// variables, and per access its tensor's address, type, dims and format.
@@ -35,7 +37,7 @@ class AssignmentFacts {
 /// (the run's own assignment supplies them) except the `+=` snapshot's, which the
 /// analysis made.
 struct SlotPlan {
-  std::vector<lower::TensorArg> slots;
+  KernelSlots slots;
   std::vector<int> sourceOfSlot;  ///< per slot: the rhs access (rhsAccesses order) holding its tensor
 };
 
@@ -48,9 +50,9 @@ struct BoundSlots {
 /// The last slot plan of one stage; runs may come from several threads.
 class SlotPlanCache {
  public:
-  /// `a`'s tensors in the stage's slots. A new plan comes from `analyze(a)` and is
-  /// checked against the compiled slots (UserError when `a` is not what was compiled).
-  BoundSlots bind(const Assignment& a, const std::vector<lower::TensorArg>& compiled);
+  /// `a`'s tensors in the stage's slots. A new plan comes from `planner.slotsOf(a)` and
+  /// is checked against the compiled slots (UserError when `a` is not what was compiled).
+  BoundSlots bind(const Assignment& a, const KernelSlots& compiled, const StagePlanner& planner);
 
  private:
   struct Entry {

@@ -108,19 +108,6 @@ std::vector<Assignment> splitReductions(const Assignment& a,
   return Splitter(a, temporary, taken).run();
 }
 
-TensorBase arraylessTensor(const std::string& name, Datatype type, const std::vector<int64_t>& dims,
-                           const Format& format) {
-  if (dims.size() > TESSEL_MAX_ORDER) return TensorBase(name, type, dims, format);  // which says why not
-  auto impl = std::make_shared<TensorImpl>();
-  impl->name = name;
-  impl->type = type;
-  impl->dims = dims;
-  impl->format = format;
-  impl->storage.raw.order = static_cast<int32_t>(dims.size());
-  std::copy(dims.begin(), dims.end(), std::begin(impl->storage.raw.dims));
-  return TensorBase(impl);
-}
-
 size_t scheduledStage(const std::vector<Assignment>& stages, const Assignment& a, const Schedule& s) {
   std::vector<IndexVar> all = loopVars(a), named;
   std::vector<std::string> tensors;

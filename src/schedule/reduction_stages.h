@@ -25,10 +25,6 @@ std::vector<Assignment> splitReductions(const Assignment& a,
                                         const std::function<TensorBase(const PrecomputeTemporary&)>& temporary,
                                         const std::vector<std::string>& taken = {});
 
-/// A tensor with a name, type, dims and format but no arrays: what compiling needs.
-TensorBase arraylessTensor(const std::string& name, Datatype type, const std::vector<int64_t>& dims,
-                           const Format& format);
-
 /// Of `stages`, the last one whose loop nest has every index variable of `a` and every
 /// tensor that `s` names (the one a user's schedule applies to); the last stage when
 /// `s` names none. Throws ScheduleError when no stage has them all.

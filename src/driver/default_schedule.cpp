@@ -1,7 +1,10 @@
 // The parallel schedule used when the user asks for threads but gives no schedule.
 #include <algorithm>
 
-#include "lower/lower.h"
+#include "driver/pipeline.h"
+#include "lower/output_plan.h"
+#include "lower/problem.h"
+#include "runtime/kernel_stages.h"
 #include "schedule/reduction_stages.h"
 #include "tessel/error.h"
 #include "tessel/schedule.h"
@@ -29,7 +32,7 @@ double rowSkew(const TensorBase& t) {
 
 bool compiles(const Assignment& a, const Schedule& s) {
   try {
-    lower::lower(a, s);
+    driver::lowerAssignment(a, s);
     return true;
   } catch (const UserError&) {
     return false;

@@ -1,0 +1,78 @@
+// Kernel's compiler entry points (compile, emitC, loopOrder), implemented by the driver,
+// and the StagePlanner a compiled kernel's runs split their assignments with.
+#include <chrono>
+
+#include "driver/pipeline.h"
+#include "driver/stages.h"
+#include "runtime/kernel_stages.h"
+#include "tessel/kernel.h"
+
+namespace tessel {
+
+namespace {
+
+/// The runtime's view of the compiler's argument slots.
+KernelSlots slotsFrom(const std::vector<lower::TensorArg>& args) {
+  KernelSlots slots;
+  slots.reserve(args.size());
+  for (const lower::TensorArg& t : args) slots.push_back(KernelSlot{t.tensor, t.format, t.isOutput, t.snapshotOfOutput});
+  return slots;
+}
+
+/// Splits and analyzes a run's assignment with the code that compiled the kernel.
+class DriverPlanner final : public StagePlanner {
+ public:
+  explicit DriverPlanner(Schedule schedule) : schedule_(std::move(schedule)) {}
+  RunStages split(const Assignment& a, const std::vector<TensorBase>& kept) const override {
+    driver::Stages st = driver::splitStages(a, schedule_, &kept);
+    return RunStages{std::move(st.assignments), std::move(st.temporaries)};
+  }
+  KernelSlots slotsOf(const Assignment& stage) const override { return slotsFrom(lower::analyze(stage).args); }
+
+ private:
+  Schedule schedule_;  // as compiled: a run splits its assignment the same way
+};
+
+}  // namespace
+
+std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) {
+  // Of several stages (sums inside the expression), the one with the most loops.
+  std::vector<IndexVar> best;
+  for (const Assignment& x : driver::splitStages(a, {}).assignments) {
+    std::vector<IndexVar> order = lower::analyze(x).order;
+    if (order.size() > best.size() || best.empty()) best = std::move(order);
+  }
+  return best;
+}
+
+std::string Kernel::emitC(const Assignment& a, const Schedule& schedule) { return emitC(a, schedule, {}); }
+
+std::string Kernel::emitC(const Assignment& a, const Schedule& schedule, const PassObserver& afterEachPass) {
+  driver::PipelineOptions opt;
+  opt.until = driver::PipelineOptions::Until::Source;
+  opt.observe = afterEachPass;
+  return driver::compilePipeline(a, schedule, opt).source;
+}
+
+std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& schedule, const JitOptions& jit) {
+  auto t0 = std::chrono::steady_clock::now();
+  driver::PipelineOptions opt;
+  opt.jit = jit;
+  driver::CompiledStages compiled = driver::compilePipeline(a, schedule, opt);
+  std::shared_ptr<Kernel> k(new Kernel());
+  k->impl_ = std::make_unique<Impl>();
+  k->impl_->planner = std::make_shared<DriverPlanner>(schedule);
+  for (driver::CompiledStage& cs : compiled.stages) {
+    Stage st;
+    st.args = slotsFrom(cs.lowered.problem.args);
+    st.module = std::move(cs.module);
+    st.assemble = cs.assemble;
+    st.compute = cs.compute;
+    k->impl_->stages.push_back(std::move(st));
+  }
+  k->source_ = std::move(compiled.source);
+  k->compileSeconds_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return k;
+}
+
+}  // namespace tessel

@@ -1,0 +1,74 @@
+// The stages of a kernel: see stages.h.
+#include "driver/stages.h"
+
+#include "runtime/kernel_stages.h"
+#include "schedule/precompute_expr.h"
+#include "schedule/reduction_stages.h"
+
+namespace tessel::driver {
+
+namespace {
+
+/// Temporaries for a run: one from the last run (`kept`, consumed in order) when it
+/// fits, else a new one. For compiling (`kept` null): without arrays.
+TensorBase temporaryLike(const std::vector<TensorBase>* kept, size_t k, const std::string& name, Datatype type,
+                         const std::vector<int64_t>& dims, const Format& format) {
+  if (!kept) return arraylessTensor(name, type, dims, format);
+  if (k < kept->size()) {
+    const TensorBase& t = (*kept)[k];
+    if (t.name() == name && t.datatype() == type && t.dims() == dims && t.format() == format) return t;
+  }
+  return TensorBase(name, type, dims, format);
+}
+
+}  // namespace
+
+Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorBase>* kept) {
+  Stages st;
+  auto maker = [&](const PrecomputeTemporary& p) {  // temporaries in order of creation
+    st.temporaries.push_back(temporaryLike(kept, st.temporaries.size(), p.name, p.type, p.dims, p.format));
+    return st.temporaries.back();
+  };
+  // A stage the user's schedule does not apply to runs on blocks of rows (a parallel
+  // schedule runs on any thread count).
+  auto addStage = [&](const Assignment& x, Schedule s, const std::string& what) {
+    st.assignments.push_back(x);
+    st.schedules.push_back(std::move(s));
+    st.what.push_back(what);
+  };
+  Assignment rest = a;
+  Schedule own;
+  for (const ScheduleCommand& c : schedule.commands()) {
+    if (!precomputesExpr(c)) {
+      own.add(c);
+      continue;
+    }
+    auto [producer, consumer] = splitPrecompute(rest, c, maker);
+    for (const Assignment& x : splitReductions(producer, maker))
+      addStage(x, defaultParallelSchedule(x, 2), "the precomputed sub-expression, " + x.str());
+    rest = consumer;
+  }
+  // The einsum convention: sums inside the expression are computed first (temporaries).
+  std::vector<Assignment> parts = splitReductions(rest, maker);
+  size_t mine = scheduledStage(parts, rest, own);
+  for (size_t k = 0; k + 1 < parts.size(); k++)
+    addStage(parts[k], k == mine ? own : defaultParallelSchedule(parts[k], 2), "an inner sum, " + parts[k].str());
+  rest = parts.back();
+  if (mine + 1 < parts.size()) own = Schedule();
+  if (!accumulatesSum(rest)) {
+    addStage(rest, own, rest.str());
+    return st;
+  }
+  const ExprNode& lhs = rest.lhsNode();
+  TensorBase out(lhs.tensor);
+  // The temporary takes A's name: a schedule's error about the sum's output then names A.
+  TensorBase partial = temporaryLike(kept, st.temporaries.size(), out.name(), out.datatype(), out.dims(), out.format());
+  Assignment sum{Access(partial, lhs.vars), rest.rhs, false};
+  Assignment add{Access(out, lhs.vars), Access(partial, lhs.vars), true};
+  addStage(sum, own, "the sum into a temporary, " + sum.str());
+  addStage(add, defaultParallelSchedule(add, 2), "adding it in, " + rest.lhs.str() + " += (the sum)");
+  st.temporaries.push_back(partial);
+  return st;
+}
+
+}  // namespace tessel::driver

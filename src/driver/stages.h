@@ -1,0 +1,34 @@
+// Splitting an assignment into the stages a kernel compiles and runs in order.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "tessel/notation.h"
+#include "tessel/schedule.h"
+#include "tessel/tensor.h"
+
+namespace tessel::driver {
+
+/// The assignments a kernel runs in order, each with its schedule:
+///  - one per precompute of a sub-expression: t(..) = e into a dense temporary t, the
+///    assignment then reading t(..) in e's place;
+///  - for `A(..) += e` with a sum in e: T(..) = e, then A(..) += T(..), with T a
+///    temporary in A's format (A = A_old + e in one loop nest would add A_old once per
+///    iteration of the sum);
+///  - the assignment itself.
+/// The user's other schedule commands apply to the stage that computes the user's sum;
+/// the others run on blocks of rows (a parallel schedule runs on any thread count).
+struct Stages {
+  std::vector<Assignment> assignments;
+  std::vector<Schedule> schedules;
+  std::vector<std::string> what;        ///< headers of the stages' C code
+  std::vector<TensorBase> temporaries;  ///< in order of creation
+};
+
+/// Built the same way at compile and run time, so the stages' tensor slots match.
+/// `kept`: for a run, the last run's temporaries (reused in order where they fit, else
+/// allocated); null when compiling (temporaries then have no arrays).
+Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorBase>* kept = nullptr);
+
+}  // namespace tessel::driver

@@ -1,0 +1,24 @@
+// A compiled stage's argument slots as the runtime sees them: `tensors[i]` of the
+// generated code. The driver fills them from the compiler's analysis (lower::TensorArg);
+// the runtime binds a run's tensors to them without knowing the compiler.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "tessel/format.h"
+#include "tessel/tensor.h"
+
+namespace tessel {
+
+/// One argument slot of a compiled stage.
+struct KernelSlot {
+  std::shared_ptr<TensorImpl> tensor;  ///< the slot's tensor as analyzed (see SlotPlan for which are kept)
+  Format format;                       ///< the format the kernel reads (may differ from the tensor's: transposed)
+  bool isOutput = false;
+  bool snapshotOfOutput = false;  ///< `+=`: the output's entries before the kernel runs
+};
+
+using KernelSlots = std::vector<KernelSlot>;
+
+}  // namespace tessel
