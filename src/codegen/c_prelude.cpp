@@ -40,6 +40,8 @@ typedef struct tessel_tensor {
 #define TESSEL_ERR_OVERFLOW 2
 #define TESSEL_ERR_BOUND 3
 
+/* r = a * b; true when the product overflowed r's type. */
+#define tessel_mul_overflow(a, b, r) __builtin_mul_overflow(a, b, r)
 static inline int64_t tessel_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t tessel_max(int64_t a, int64_t b) { return a > b ? a : b; }
 /* Parallel loops over blocks: each thread takes blocks from its own contiguous share

@@ -42,7 +42,7 @@ struct Reduction {
 };
 
 std::optional<Reduction> matchReduction(const Stmt& loop) {
-  if (loop->op != StmtOp::For || !loop->text.empty()) return std::nullopt;
+  if (loop->op != StmtOp::For || !loop->loop.plain()) return std::nullopt;
   std::vector<Stmt> stmts = statementsOf(loop->body[0]);
   if (stmts.empty()) return std::nullopt;
   const Stmt& last = stmts.back();
@@ -66,7 +66,7 @@ std::optional<Reduction> matchReduction(const Stmt& loop) {
 /// loop without them, and `if (b < e) { m = c; }` to run after it, which is the same.
 /// Then the rest of the body can be a reduction.
 std::optional<std::pair<Stmt, Stmt>> withoutMarks(const Stmt& loop) {
-  if (loop->op != StmtOp::For || !loop->text.empty() || hasCall(loop->args[1]) || hasCall(loop->args[2]))
+  if (loop->op != StmtOp::For || !loop->loop.plain() || hasCall(loop->args[1]) || hasCall(loop->args[2]))
     return std::nullopt;
   std::vector<Stmt> stmts = statementsOf(loop->body[0]);
   std::vector<Stmt> marks;
@@ -172,7 +172,7 @@ class ChainSplitter {
 
   static Stmt vectorLanes(const Stmt& loop, const Reduction& r) {
     auto n = std::make_shared<StmtNode>(*loop);
-    n->text = "omp simd reduction(+:" + r.acc->name + ")";
+    n->loop = vectorReduction(r.acc, ReduceOp::Add);
     return n;
   }
 

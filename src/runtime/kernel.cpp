@@ -11,7 +11,7 @@
 
 #include <omp.h>
 
-#include "codegen/codegen_c.h"
+#include "codegen/backend.h"
 #include "lower/lower.h"
 #include "runtime/run_binding.h"
 #include "schedule/precompute_expr.h"
@@ -169,7 +169,7 @@ std::vector<std::pair<lower::LoweredKernel, std::string>> lowerStages(const Assi
     std::string head;
     if (n > 1)
       head = "/* ---- stage " + std::to_string(k + 1) + " of " + std::to_string(n) + ": " + st.what[k] + " */\n";
-    std::string source = head + codegen::emitC(lk.module);
+    std::string source = head + codegen::backendNamed("c").emit(lk.module);
     out.emplace_back(std::move(lk), std::move(source));
   }
   return out;
