@@ -28,7 +28,10 @@ class Printer {
       }
       case ExprOp::FloatImm: return floatLiteral(e);
       case ExprOp::Load: return expr(e->args[0], false) + "[" + expr(e->args[1]) + "]";
-      case ExprOp::Field: return expr(e->args[0], false) + "->" + e->name;
+      case ExprOp::Field: {
+        std::string s = expr(e->args[0], false) + "->" + e->name;
+        return e->ival < 0 ? s : s + "[" + std::to_string(e->ival) + "]";
+      }
       case ExprOp::Cast: return prefixed("(", cType(e->type)) + ")" + expr(e->args[0], false);
       case ExprOp::Call: {
         std::string s = e->name + "(";

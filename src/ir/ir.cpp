@@ -59,9 +59,10 @@ Expr load(Expr array, Expr index) {
   n->args = {std::move(array), std::move(index)};
   return n;
 }
-Expr field(Expr structPtr, const std::string& name, Type t) {
+Expr field(Expr structPtr, const std::string& name, Type t, int64_t level) {
   auto n = node(ExprOp::Field, t);
   n->name = name;
+  n->ival = level;
   n->args = {std::move(structPtr)};
   return n;
 }

@@ -65,7 +65,7 @@ struct ExprNode {
   ExprOp op;
   Type type;
   std::string name;   ///< Var name, Field name, Call function
-  int64_t ival = 0;   ///< IntImm
+  int64_t ival = 0;   ///< IntImm; Field: element of an array member (-1: the member itself)
   double fval = 0;    ///< FloatImm
   std::vector<Expr> args;  ///< operands; Load: {array, index}; Field: {struct ptr}
 };
@@ -76,7 +76,9 @@ Expr intImm(int64_t v, Type t = i64());
 Expr floatImm(double v, Type t = scalar(Datatype::Float64));
 Expr zeroOf(Datatype t);
 Expr load(Expr array, Expr index);
-Expr field(Expr structPtr, const std::string& name, Type t);
+/// Member `name` of *structPtr; with level >= 0, element `level` of that array member
+/// (`T->pos[1]`: field(T, "pos", t, 1)).
+Expr field(Expr structPtr, const std::string& name, Type t, int64_t level = -1);
 Expr cast(Type t, Expr e);
 Expr call(const std::string& fn, std::vector<Expr> args, Type t);
 Expr unary(ExprOp op, Expr a);

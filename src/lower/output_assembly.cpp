@@ -294,7 +294,7 @@ Stmt OutputAssembly::ensureRoom(const Expr& q, const Expr& count) const {
                    {addressOf(outCrd), elemSize(crd), addressOf(outVals), elemSize(vals), addressOf(capacity_), needed},
                    scalar(Datatype::Int32));
   Stmt fail = block({freeArray(wValsAll_), freeArray(wMarkAll_), freeArray(wListAll_), returnCode(TESSEL_ERR_NOMEM)});
-  return ifThen(full, block({ifThen(grow, fail), assign(crd, field(sym_.tensor(0), "crd[" + std::to_string(k) + "]", crd->type)),
+  return ifThen(full, block({ifThen(grow, fail), assign(crd, field(sym_.tensor(0), "crd", crd->type, k)),
                              assign(vals, field(sym_.tensor(0), "vals", vals->type))}));
 }
 

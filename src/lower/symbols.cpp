@@ -112,11 +112,11 @@ std::vector<Stmt> Symbols::prologue() const {
     bool loadArrays = !p_.args[a].isOutput || outputLoaded_;
     for (size_t k = 0; k < arrays_[a].size(); k++) {
       const LevelArrays& la = arrays_[a][k];
-      s.push_back(decl(la.dim, field(t, "dims[" + std::to_string(k) + "]", i64())));
+      s.push_back(decl(la.dim, field(t, "dims", i64(), static_cast<int64_t>(k))));
       if (la.pos && loadArrays)
-        s.push_back(decl(la.pos, cast(la.pos->type, field(t, "pos[" + std::to_string(k) + "]", la.pos->type))));
+        s.push_back(decl(la.pos, cast(la.pos->type, field(t, "pos", la.pos->type, static_cast<int64_t>(k)))));
       if (la.crd && loadArrays)
-        s.push_back(decl(la.crd, cast(la.crd->type, field(t, "crd[" + std::to_string(k) + "]", la.crd->type))));
+        s.push_back(decl(la.crd, cast(la.crd->type, field(t, "crd", la.crd->type, static_cast<int64_t>(k)))));
     }
     if (loadArrays)
       s.push_back(decl(vals_[a], cast(vals_[a]->type, field(t, "vals", vals_[a]->type))));
