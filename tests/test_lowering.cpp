@@ -208,7 +208,7 @@ TEST(Lowering, SumMergesTimeABranchingAndABranchFreeLoop) {
   // Serial: the state lives for the whole call, and a trial starts it unless an earlier
   // call's choice is reused (function statics, one slot per thread range; a trial's end
   // keeps its choice there).
-  EXPECT_NE(compute.find("  static int64_t tune_memo_best[64], tune_memo_every[64], tune_memo_calls[64];\n"
+  EXPECT_NE(compute.find("  static int64_t tune_memo_best[64];\n  static int64_t tune_memo_every[64];\n  static int64_t tune_memo_calls[64];\n"
                          "  int64_t tune_memo_slot = 0;\n"
                          "  int64_t tune_memo_reused = tessel_tune_reuse(&tune_memo_best[tune_memo_slot], "
                          "&tune_memo_calls[tune_memo_slot]);\n"
@@ -451,7 +451,7 @@ TEST(Lowering, PositionLoopsCollapseOnlyOverTheirChildren) {
   EXPECT_EQ(collapsePositionLoops(loop(at(P, p), at(P, add(p, intImm(1))), block({body, breakLoop()})))->args[0]->name,
             "p");
   Stmt parallel = forRange(p, intImm(0), n, block({forRange(q, at(P, p), at(P, add(p, intImm(1))), body)}),
-                           "omp parallel for");
+                           cpuParallel(ParallelStrategy::Guided));
   EXPECT_EQ(collapsePositionLoops(parallel)->args[0]->name, "p");
 }
 

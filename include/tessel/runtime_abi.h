@@ -8,8 +8,8 @@
  * elements (the sizes count what is in use). An output's crd[k] or vals may start
  * inside its malloc'd block (a parallel kernel filled it from a point inside, see
  * tessel_finish_rows): crd_block[k] / vals_block is then that block, the one to free
- * or reuse, else NULL. The codegen embeds this
- * same definition in every generated file (see TESSEL_ABI_SOURCE), so keep them equal. */
+ * or reuse, else NULL. This file is the one definition: the build embeds its text at the
+ * start of every generated kernel (cmake/embed_prelude.cmake), so it must stay plain C. */
 #ifndef TESSEL_RUNTIME_ABI_H
 #define TESSEL_RUNTIME_ABI_H
 

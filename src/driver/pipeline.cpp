@@ -1,7 +1,7 @@
 // The pipeline: every pass from an assignment and a schedule to a loaded kernel.
 #include "driver/pipeline.h"
 
-#include "codegen/codegen_c.h"
+#include "codegen/backend.h"
 #include "driver/stages.h"
 #include "ir/print.h"
 #include "lower/lower_loops.h"
@@ -117,7 +117,7 @@ CompiledStages compilePipeline(const Assignment& a, const Schedule& schedule, co
       std::string head;
       if (n > 1)
         head = "/* ---- stage " + std::to_string(k + 1) + " of " + std::to_string(n) + ": " + st.what[k] + " */\n";
-      cs.source = head + codegen::emitC(lk.module);
+      cs.source = head + codegen::backendNamed("c").emit(lk.module);
       observe("C (backend)", [&] { return cs.source; });
       out.source += cs.source;
     }

@@ -54,12 +54,12 @@ std::optional<Bound> splitBound(const Expr& e, ExprOp clamp, const std::string& 
 
 /// The collapsed loop for `outer`, or null when it does not have the shape above.
 Stmt collapse(const Stmt& outer) {
-  if (outer->op != StmtOp::For || !outer->text.empty()) return nullptr;
+  if (outer->op != StmtOp::For || !outer->loop.plain()) return nullptr;
   std::vector<Stmt> stmts = statementsOf(outer->body[0]);
   if (stmts.empty() || stmts.back()->op != StmtOp::For) return nullptr;
   const Stmt& inner = stmts.back();
   // A parallel inner loop was checked for races within one row, not across rows.
-  if (inner->text.find("omp") != std::string::npos) return nullptr;
+  if (inner->loop.kind != LoopKind::Serial || inner->loop.reductionVar) return nullptr;
   const std::string p = outer->args[0]->name;
   std::set<std::string> perP = {p};
   std::map<std::string, Expr> defs;  // the decls, expanded into the inner bounds
@@ -78,7 +78,7 @@ Stmt collapse(const Stmt& outer) {
   Expr lo = rename(begin->g, {{p, outer->args[1]}}), hi = rename(begin->g, {{p, outer->args[2]}});
   if (begin->limit) lo = binary(ExprOp::Max, lo, begin->limit);
   if (end->limit) hi = minOf(hi, end->limit);
-  return forRange(inner->args[0], lo, hi, body, inner->text);
+  return forRange(inner->args[0], lo, hi, body, inner->loop);
 }
 
 Stmt rewrite(const Stmt& s) {

@@ -48,13 +48,21 @@ Expr floatImm(double v, Type t) {
 Expr zeroOf(Datatype t) { return isFloat(t) ? floatImm(0, scalar(t)) : intImm(0, scalar(t)); }
 Expr load(Expr array, Expr index) {
   TESSEL_CHECK(array->type.pointer, "load from a non-pointer");
-  auto n = node(ExprOp::Load, scalar(array->type.elem));
+  Type t = array->type;
+  if (t.pointerToPointer) {
+    t.pointerToPointer = false;  // an element of a pointer array is a pointer
+  } else {
+    t.pointer = false;
+    t.constData = false;
+  }
+  auto n = node(ExprOp::Load, t);
   n->args = {std::move(array), std::move(index)};
   return n;
 }
-Expr field(Expr structPtr, const std::string& name, Type t) {
+Expr field(Expr structPtr, const std::string& name, Type t, int64_t level) {
   auto n = node(ExprOp::Field, t);
   n->name = name;
+  n->ival = level;
   n->args = {std::move(structPtr)};
   return n;
 }
@@ -68,6 +76,26 @@ Expr call(const std::string& fn, std::vector<Expr> args, Type t) {
   auto n = node(ExprOp::Call, t);
   n->name = fn;
   n->args = std::move(args);
+  return n;
+}
+Expr addressOf(Expr lvalue) {
+  TESSEL_CHECK(lvalue->op == ExprOp::Var || lvalue->op == ExprOp::Load || lvalue->op == ExprOp::Field,
+               "address of a value that is not stored");
+  Type t = lvalue->type;
+  if (t.pointer) {
+    t.pointerToPointer = true;
+  } else {
+    t.pointer = true;
+    t.constData = false;
+  }
+  auto n = node(ExprOp::AddressOf, t);
+  n->args = {std::move(lvalue)};
+  return n;
+}
+Expr elemSize(Expr array) {
+  TESSEL_CHECK(array->type.pointer, "element size of a non-pointer");
+  auto n = node(ExprOp::ElemSize, opaque(TypeKind::Size, false));
+  n->args = {std::move(array)};
   return n;
 }
 Expr unary(ExprOp op, Expr a) {
@@ -91,6 +119,7 @@ Expr binary(ExprOp op, Expr a, Expr b) {
       t = rank(a->type.elem) >= rank(b->type.elem) ? a->type : b->type;
       t.pointer = false;
       t.constData = false;
+      t.pointerToPointer = false;
   }
   auto n = node(op, t);
   n->args = {std::move(a), std::move(b)};
@@ -108,6 +137,14 @@ Stmt decl(Expr v, Expr init) {
   n->args = {std::move(v), std::move(init)};
   return n;
 }
+Stmt persistentArray(Expr v, int64_t count) {
+  TESSEL_CHECK(v->type.pointer, "a persistent array's variable is not a pointer");
+  auto n = snode(StmtOp::Decl);
+  n->args = {std::move(v), nullptr};
+  n->persistent = true;
+  n->ival = count;
+  return n;
+}
 Stmt assign(Expr v, Expr value) {
   auto n = snode(StmtOp::Assign);
   n->args = {std::move(v), std::move(value)};
@@ -123,14 +160,16 @@ Stmt atomicAdd(Expr array, Expr index, Expr value) {
   auto n = snode(StmtOp::Store);
   n->args = {std::move(array), std::move(index), std::move(value)};
   n->accumulate = true;
-  n->text = "atomic";
+  n->atomic = true;
   return n;
 }
-Stmt forRange(Expr v, Expr begin, Expr end, Stmt body, const std::string& pragma) {
+Stmt forRange(Expr v, Expr begin, Expr end, Stmt body, LoopInfo loop) {
+  TESSEL_CHECK((loop.kind == LoopKind::CpuParallel) == (loop.strategy != ParallelStrategy::None),
+               "a CPU-parallel loop needs a strategy, and only it");
   auto n = snode(StmtOp::For);
   n->args = {std::move(v), std::move(begin), std::move(end)};
   n->body = {std::move(body)};
-  n->text = pragma;
+  n->loop = std::move(loop);
   return n;
 }
 Stmt whileLoop(Expr cond, Stmt body) {
@@ -178,17 +217,18 @@ Stmt evaluate(Expr e) {
   n->args = {std::move(e)};
   return n;
 }
-Stmt raw(const std::string& text) {
-  auto n = snode(StmtOp::Raw);
-  n->text = text;
-  return n;
-}
 Stmt breakLoop() { return snode(StmtOp::Break); }
 
-std::string cType(const Type& t) {
-  std::string base = cTypeName(t.elem);
-  if (!t.pointer) return base;
-  return (t.constData ? "const " : "") + base + "* restrict";
+const char* loopKindName(LoopKind k) {
+  switch (k) {
+    case LoopKind::Serial: return "Serial";
+    case LoopKind::CpuParallel: return "CpuParallel";
+    case LoopKind::Vectorized: return "Vectorized";
+    case LoopKind::GpuBlock: return "GpuBlock";
+    case LoopKind::GpuThread: return "GpuThread";
+    case LoopKind::Distributed: return "Distributed";
+  }
+  return "unknown";
 }
 
 }  // namespace tessel::ir

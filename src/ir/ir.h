@@ -13,17 +13,40 @@
 
 namespace tessel::ir {
 
-/// A scalar or pointer type. Pointers point to `elem`.
+/// What a type's values are: data of a Datatype (`elem`), or one of the few
+/// Datatype-independent types the runtime ABI and helper calls need.
+enum class TypeKind {
+  Data,    ///< a Datatype (elem)
+  Tensor,  ///< the runtime's tensor struct (tessel_tensor_t in C)
+  Void,    ///< untyped memory (only behind a pointer)
+  Byte,    ///< one byte (char in C)
+  IntPtr,  ///< an integer that holds a pointer (intptr_t)
+  Size,    ///< an object size (size_t)
+};
+
+/// A scalar or pointer type. Pointers point to `elem` (or to the kind's type).
 struct Type {
   Datatype elem = Datatype::Int64;
   bool pointer = false;
   bool constData = false;  ///< pointer to const (inputs)
+  TypeKind kind = TypeKind::Data;
+  bool pointerToPointer = false;  ///< with `pointer`: a pointer to pointers (tensors, void**)
   bool operator==(const Type&) const = default;
 };
 inline Type scalar(Datatype t) { return {t, false, false}; }
 inline Type ptr(Datatype t, bool isConst = false) { return {t, true, isConst}; }
 inline Type indexType(IndexWidth w) { return scalar(w == IndexWidth::W32 ? Datatype::Int32 : Datatype::Int64); }
 inline Type i64() { return scalar(Datatype::Int64); }
+/// A Datatype-independent type: `kind`, a pointer to it, or a pointer to such pointers.
+inline Type opaque(TypeKind kind, bool pointer, bool pointerToPointer = false) {
+  Type t;
+  t.kind = kind;
+  t.pointer = pointer || pointerToPointer;
+  t.pointerToPointer = pointerToPointer;
+  return t;
+}
+/// A pointer to a tensor's runtime struct (an argument of a kernel).
+inline Type tensorPtr() { return opaque(TypeKind::Tensor, true); }
 
 enum class ExprOp {
   Var, IntImm, FloatImm, Load, Field, Cast, Call,
@@ -31,6 +54,8 @@ enum class ExprOp {
   Add, Sub, Mul, Div, IDiv, Mod, Min, Max,
   Eq, Ne, Lt, Le, Gt, Ge, And, Or,
   Select,  ///< args {cond, a, b}: cond ? a : b, evaluating both arms (each must be safe to compute)
+  AddressOf,  ///< args {lvalue}: the address of a variable, a Load's element or a Field
+  ElemSize,   ///< args {array}: the size in bytes of one element of a pointer expression
 };
 
 struct ExprNode;
@@ -40,7 +65,7 @@ struct ExprNode {
   ExprOp op;
   Type type;
   std::string name;   ///< Var name, Field name, Call function
-  int64_t ival = 0;   ///< IntImm
+  int64_t ival = 0;   ///< IntImm; Field: element of an array member (-1: the member itself)
   double fval = 0;    ///< FloatImm
   std::vector<Expr> args;  ///< operands; Load: {array, index}; Field: {struct ptr}
 };
@@ -51,7 +76,9 @@ Expr intImm(int64_t v, Type t = i64());
 Expr floatImm(double v, Type t = scalar(Datatype::Float64));
 Expr zeroOf(Datatype t);
 Expr load(Expr array, Expr index);
-Expr field(Expr structPtr, const std::string& name, Type t);
+/// Member `name` of *structPtr; with level >= 0, element `level` of that array member
+/// (`T->pos[1]`: field(T, "pos", t, 1)).
+Expr field(Expr structPtr, const std::string& name, Type t, int64_t level = -1);
 Expr cast(Type t, Expr e);
 Expr call(const std::string& fn, std::vector<Expr> args, Type t);
 Expr unary(ExprOp op, Expr a);
@@ -65,10 +92,53 @@ inline Expr lt(Expr a, Expr b) { return binary(ExprOp::Lt, std::move(a), std::mo
 inline Expr eq(Expr a, Expr b) { return binary(ExprOp::Eq, std::move(a), std::move(b)); }
 inline Expr land(Expr a, Expr b) { return binary(ExprOp::And, std::move(a), std::move(b)); }
 inline Expr minOf(Expr a, Expr b) { return binary(ExprOp::Min, std::move(a), std::move(b)); }
+/// The address of `lvalue` (a Var, Load or Field), typed as a pointer to it (an array
+/// variable's address is a pointer to pointers).
+Expr addressOf(Expr lvalue);
+/// Bytes of one element of `array` (a pointer expression), as a size.
+Expr elemSize(Expr array);
 
 enum class StmtOp {
-  Block, Decl, Assign, Store, For, While, If, Comment, Return, Alloc, Free, Raw, Break, Evaluate,
+  Block, Decl, Assign, Store, For, While, If, Comment, Return, Alloc, Free, Break, Evaluate,
 };
+
+/// How a loop's iterations run. A backend prints the kinds it supports and rejects the
+/// others (CBackend: Serial, CpuParallel, Vectorized; see codegen/backend.h).
+enum class LoopKind { Serial, CpuParallel, Vectorized, GpuBlock, GpuThread, Distributed };
+/// How a CpuParallel loop shares its iterations among threads.
+enum class ParallelStrategy {
+  None,          ///< not a CpuParallel loop
+  Guided,        ///< coordinates, shrinking chunks taken on demand (uneven rows)
+  Static,        ///< one even contiguous share per thread
+  StaticChunk1,  ///< iteration t to thread t (a loop over thread ranges)
+  OwnSharesFirst,  ///< blocks: each thread takes blocks of its own contiguous share first,
+                   ///< then what is left of the others' (tessel_next_block in C)
+};
+/// The operator of a reduction (a later semiring issue adds Min, Max, ...).
+enum class ReduceOp { Add };
+/// Name of a loop kind, for messages.
+const char* loopKindName(LoopKind k);
+
+/// The fields of a For loop beyond its range: how it runs, and hints.
+struct LoopInfo {
+  LoopKind kind = LoopKind::Serial;
+  ParallelStrategy strategy = ParallelStrategy::None;  ///< CpuParallel only
+  int unroll = 0;      ///< unroll hint (0 or 1: none)
+  Expr reductionVar;   ///< Vectorized: the scalar the lanes reduce into (null: none)
+  ReduceOp reduceOp = ReduceOp::Add;  ///< with reductionVar
+  /// Serial, no hints: passes may restructure it freely.
+  bool plain() const { return kind == LoopKind::Serial && unroll <= 1 && !reductionVar; }
+};
+/// A serial loop with an unroll hint (0: none).
+inline LoopInfo serialLoop(int unroll = 0) { return {LoopKind::Serial, ParallelStrategy::None, unroll, nullptr}; }
+/// A CPU-parallel loop sharing its iterations by `strategy`.
+inline LoopInfo cpuParallel(ParallelStrategy strategy, int unroll = 0) {
+  return {LoopKind::CpuParallel, strategy, unroll, nullptr};
+}
+/// A vectorized loop whose lanes reduce into `acc` with `op`.
+inline LoopInfo vectorReduction(Expr acc, ReduceOp op) {
+  return {LoopKind::Vectorized, ParallelStrategy::None, 0, std::move(acc), op};
+}
 
 /// What an allocated array starts with; the values are tessel_alloc's / tessel_take's
 /// `zero` argument in the generated C.
@@ -83,7 +153,8 @@ using Stmt = std::shared_ptr<const StmtNode>;
 
 struct StmtNode {
   StmtOp op;
-  // Decl: var (args[0]) = value (args[1], may be null). Assign: var = value.
+  // Decl: var (args[0]) = value (args[1], may be null); persistent: an array of ival
+  //   elements of var's element type, zeroed once, kept across calls. Assign: var = value.
   // Store: array[index] (=|+=) value.  For: var in [begin, end).  While/If: cond.
   // Alloc: var = calloc/malloc(count) of var's element type; returns TESSEL_ERR_NOMEM on failure.
   //   With args[2] (an output's array slot, e.g. A->crd[1]): the slot's array is reused
@@ -92,24 +163,26 @@ struct StmtNode {
   std::vector<Expr> args;
   std::vector<Stmt> body;      ///< Block contents; For/While body (one Block); If: then
   std::vector<Stmt> elseBody;  ///< If: else (empty or one stmt)
-  std::string text;            ///< Comment / Raw text; For: pragma ("omp parallel for ..."); Store: "atomic"
+  std::string text;            ///< Comment text (no other node holds text)
+  LoopInfo loop;               ///< For: how it runs
   bool accumulate = false;     ///< Store: +=
+  bool atomic = false;         ///< Store: one atomic update (with accumulate)
+  bool persistent = false;     ///< Decl: keeps its value across calls (a function static, zeroed)
   AllocFill fill = AllocFill::None;  ///< Alloc: what the array starts with
-  int64_t ival = 0;            ///< Return code
+  int64_t ival = 0;            ///< Return code; persistent Decl: element count
 };
 
 Stmt block(std::vector<Stmt> stmts);
 Stmt decl(Expr v, Expr init = nullptr);
+/// A zero-initialized array of `count` elements of v's element type that keeps its
+/// values from call to call of the kernel (a C function static); v is a pointer variable.
+Stmt persistentArray(Expr v, int64_t count);
 Stmt assign(Expr v, Expr value);
 Stmt store(Expr array, Expr index, Expr value, bool accumulate = false);
 /// array[index] += value as one atomic update.
 Stmt atomicAdd(Expr array, Expr index, Expr value);
-/// The pragma of a parallel loop over blocks: each thread starts with its own contiguous
-/// share of the iterations, then takes what is left of the others' (codegen prints a
-/// parallel region around tessel_next_block). Starts like every parallel loop's pragma.
-inline constexpr const char* kParallelBlocks = "omp parallel blocks";
-/// `pragma` (e.g. "omp parallel for schedule(static)") is printed as #pragma before the loop.
-Stmt forRange(Expr v, Expr begin, Expr end, Stmt body, const std::string& pragma = "");
+/// for v in [begin, end), run as `loop` says.
+Stmt forRange(Expr v, Expr begin, Expr end, Stmt body, LoopInfo loop = {});
 Stmt whileLoop(Expr cond, Stmt body);
 Stmt ifThen(Expr cond, Stmt then, Stmt otherwise = nullptr);
 Stmt comment(const std::string& text);
@@ -119,7 +192,6 @@ Stmt alloc(Expr v, Expr count, bool zero);
 /// there is reused when it holds `count` elements (a recomputed output keeps its memory).
 Stmt allocInto(Expr v, Expr slot, Expr count, AllocFill fill);
 Stmt freeArray(Expr v);
-Stmt raw(const std::string& text);
 Stmt breakLoop();
 /// A call made for its effect, e.g. a prefetch hint.
 Stmt evaluate(Expr e);
@@ -137,8 +209,6 @@ struct Module {
   std::vector<Function> functions;
 };
 
-/// C type spelling of t.
-std::string cType(const Type& t);
 /// Constant folding and identities (x*1, x+0, ...), block flattening, dead branches.
 Stmt simplify(const Stmt& s);
 Expr simplify(const Expr& e);

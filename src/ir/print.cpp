@@ -65,10 +65,22 @@ std::string expr(const Expr& e, bool top) {
     case ExprOp::Min: return "min(" + list(e->args) + ")";
     case ExprOp::Max: return "max(" + list(e->args) + ")";
     case ExprOp::Select: return "select(" + list(e->args) + ")";
+    case ExprOp::AddressOf: return prefixed('&', expr(e->args[0], false));
+    case ExprOp::ElemSize: return "elemsize(" + list(e->args) + ")";
     default: break;
   }
   std::string s = expr(e->args[0], false) + " " + opText(e->op) + " " + expr(e->args[1], false);
   return top ? s : "(" + s + ")";
+}
+
+/// "  // cpu_parallel (strategy 2), unroll 4" for anything but a plain serial loop.
+std::string loopNote(const LoopInfo& l) {
+  if (l.plain()) return "";
+  std::string s = std::string("  // ") + loopKindName(l.kind);
+  if (l.strategy != ParallelStrategy::None) s += " (strategy " + std::to_string(static_cast<int>(l.strategy)) + ")";
+  if (l.unroll > 1) s += ", unroll " + std::to_string(l.unroll);
+  if (l.reductionVar) s += ", reduces into " + l.reductionVar->name;
+  return s;
 }
 
 void stmt(std::ostringstream& out, const Stmt& s, int ind) {
@@ -82,7 +94,8 @@ void stmt(std::ostringstream& out, const Stmt& s, int ind) {
       for (const Stmt& c : s->body) stmt(out, c, ind);
       return;
     case StmtOp::Decl:
-      out << pad << "let " << s->args[0]->name << ": " << typeName(s->args[0]->type);
+      out << pad << (s->persistent ? "static " : "let ") << s->args[0]->name << ": " << typeName(s->args[0]->type);
+      if (s->persistent) out << " x " << s->ival;
       if (s->args[1]) out << " = " << expr(s->args[1], true);
       out << "\n";
       return;
@@ -92,11 +105,11 @@ void stmt(std::ostringstream& out, const Stmt& s, int ind) {
     case StmtOp::Store:
       out << pad << expr(s->args[0], false) << "[" << expr(s->args[1], true) << "] "
           << (s->accumulate ? "+=" : "=") << " " << expr(s->args[2], true)
-          << (s->text.empty() ? "" : "  // " + s->text) << "\n";
+          << (s->atomic ? "  // atomic" : "") << "\n";
       return;
     case StmtOp::For:
       out << pad << "for " << s->args[0]->name << " in [" << expr(s->args[1], true) << ", "
-          << expr(s->args[2], true) << ")" << (s->text.empty() ? "" : "  // " + s->text) << "\n";
+          << expr(s->args[2], true) << ")" << loopNote(s->loop) << "\n";
       nested(s->body);
       return;
     case StmtOp::While:
@@ -120,7 +133,6 @@ void stmt(std::ostringstream& out, const Stmt& s, int ind) {
       out << (s->fill == AllocFill::Zero ? " (zeroed)" : s->fill == AllocFill::Keep ? " (kept)" : "") << "\n";
       return;
     case StmtOp::Free: out << pad << "free " << expr(s->args[0], true) << "\n"; return;
-    case StmtOp::Raw: out << pad << "raw {" << s->text << "}\n"; return;
     case StmtOp::Break: out << pad << "break\n"; return;
     case StmtOp::Evaluate: out << pad << expr(s->args[0], true) << "\n"; return;
   }

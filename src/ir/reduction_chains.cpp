@@ -42,7 +42,7 @@ struct Reduction {
 };
 
 std::optional<Reduction> matchReduction(const Stmt& loop) {
-  if (loop->op != StmtOp::For || !loop->text.empty()) return std::nullopt;
+  if (loop->op != StmtOp::For || !loop->loop.plain()) return std::nullopt;
   std::vector<Stmt> stmts = statementsOf(loop->body[0]);
   if (stmts.empty()) return std::nullopt;
   const Stmt& last = stmts.back();
@@ -66,7 +66,7 @@ std::optional<Reduction> matchReduction(const Stmt& loop) {
 /// loop without them, and `if (b < e) { m = c; }` to run after it, which is the same.
 /// Then the rest of the body can be a reduction.
 std::optional<std::pair<Stmt, Stmt>> withoutMarks(const Stmt& loop) {
-  if (loop->op != StmtOp::For || !loop->text.empty() || hasCall(loop->args[1]) || hasCall(loop->args[2]))
+  if (loop->op != StmtOp::For || !loop->loop.plain() || hasCall(loop->args[1]) || hasCall(loop->args[2]))
     return std::nullopt;
   std::vector<Stmt> stmts = statementsOf(loop->body[0]);
   std::vector<Stmt> marks;
@@ -172,7 +172,7 @@ class ChainSplitter {
 
   static Stmt vectorLanes(const Stmt& loop, const Reduction& r) {
     auto n = std::make_shared<StmtNode>(*loop);
-    n->text = "omp simd reduction(+:" + r.acc->name + ")";
+    n->loop = vectorReduction(r.acc, ReduceOp::Add);
     return n;
   }
 
@@ -277,8 +277,8 @@ class ChainSplitter {
       static const char* suffix[] = {"_long", "_gathers", "_short"};
       const Expr& P = a->args[0];
       flag = var(fresh_(P->name + suffix[static_cast<int>(kind)]), scalar(Datatype::Bool));
-      Expr entries = field(l.tensor, "crd_size[" + l.k + "]", i64());
-      Expr segments = sub(field(l.tensor, "pos_size[" + l.k + "]", i64()), intImm(1));
+      Expr entries = field(l.tensor, "crd_size", i64(), l.k);
+      Expr segments = sub(field(l.tensor, "pos_size", i64(), l.k), intImm(1));
       Type boolean = scalar(Datatype::Bool);
       Expr test = kind == FlagKind::TwoChains ? binary(ExprOp::Ge, entries, mul(intImm(kMinMeanLength), segments))
                   : kind == FlagKind::Gathers ? call("tessel_gather_dot_pays", {entries, segments}, boolean)
@@ -308,15 +308,14 @@ class ChainSplitter {
     forEachStmt(root, [&](const Stmt& s) {
       if (s->op != StmtOp::Decl || s->args.size() < 2 || !s->args[1]) return;
       Expr init = stripCasts(s->args[1]);
-      const std::string& f = init->name;
-      if (init->op == ExprOp::Field && f.rfind("pos[", 0) == 0 && f.back() == ']')
-        posLevels_[s->args[0]->name] = PosLevel{init->args[0], f.substr(4, f.size() - 5), {}};
+      if (init->op == ExprOp::Field && init->name == "pos" && init->ival >= 0)
+        posLevels_[s->args[0]->name] = PosLevel{init->args[0], init->ival, {}};
     });
   }
 
   struct PosLevel {
     Expr tensor;        ///< the tensor struct pointer
-    std::string k;      ///< the level
+    int64_t k;          ///< the level
     /// segmentFlag's flags, once asked for, and their declarations (placed after P's
     /// declaration, which the kernel has once)
     std::map<FlagKind, std::pair<Expr, Stmt>> flags;

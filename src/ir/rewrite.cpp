@@ -61,6 +61,7 @@ Stmt renameIn(const Stmt& s, const std::map<std::string, Expr>& to) {
   if (!s) return s;
   auto n = std::make_shared<StmtNode>(*s);
   for (Expr& a : n->args) a = rename(a, to);
+  n->loop.reductionVar = rename(n->loop.reductionVar, to);
   for (Stmt& c : n->body) c = renameIn(c, to);
   for (Stmt& c : n->elseBody) c = renameIn(c, to);
   return n;
@@ -107,6 +108,7 @@ void collectNames(const Expr& e, std::set<std::string>& names) {
 void collectNames(const Stmt& s, std::set<std::string>& names) {
   if (!s) return;
   for (const Expr& a : s->args) collectNames(a, names);
+  collectNames(s->loop.reductionVar, names);
   for (const Stmt& c : s->body) collectNames(c, names);
   for (const Stmt& c : s->elseBody) collectNames(c, names);
 }

@@ -36,9 +36,9 @@ bool loadsFrom(const Expr& e, const std::string& array) {
 }
 
 std::optional<JamLoop> matchJam(const Stmt& loop) {
-  if (loop->op != StmtOp::For || !loop->text.empty()) return std::nullopt;
+  if (loop->op != StmtOp::For || !loop->loop.plain()) return std::nullopt;
   std::vector<Stmt> outer = statementsOf(loop->body[0]);
-  if (outer.empty() || outer.back()->op != StmtOp::For || !outer.back()->text.empty()) return std::nullopt;
+  if (outer.empty() || outer.back()->op != StmtOp::For || !outer.back()->loop.plain()) return std::nullopt;
   JamLoop m;
   m.perP.insert(loop->args[0]->name);
   for (size_t i = 0; i + 1 < outer.size(); i++) {
@@ -51,7 +51,7 @@ std::optional<JamLoop> matchJam(const Stmt& loop) {
   std::vector<Stmt> inner = statementsOf(m.inner->body[0]);
   if (inner.empty()) return std::nullopt;
   m.store = inner.back();
-  if (m.store->op != StmtOp::Store || !m.store->accumulate || !m.store->text.empty()) return std::nullopt;
+  if (m.store->op != StmtOp::Store || !m.store->accumulate || m.store->atomic) return std::nullopt;
   for (size_t i = 0; i + 1 < inner.size(); i++) {
     if (!isPureDecl(inner[i])) return std::nullopt;
     m.innerDecls.push_back(inner[i]);

@@ -281,15 +281,12 @@ class LoopLowerer {
     throw ScheduleError("schedule command " + l.parallelCommand + ": " + why);
   }
 
-  static std::string unrollPragma(const Loop& l) {
-    return l.unroll > 1 ? "GCC unroll " + std::to_string(l.unroll) : "";
-  }
-
-  std::string pragma(const Loop& l) const {
-    std::string s;
-    if (l.parallel) s = l.kind == Loop::Kind::Chunk ? ir::kParallelBlocks : "omp parallel for schedule(guided)";
-    if (l.unroll > 1) s += (s.empty() ? "" : "\n#pragma ") + unrollPragma(l);
-    return s;
+  /// How a scheduled loop runs: a parallel loop over blocks takes its own share first,
+  /// one over coordinates guided chunks (rows differ in work).
+  static ir::LoopInfo loopInfo(const Loop& l) {
+    if (!l.parallel) return ir::serialLoop(l.unroll);
+    return ir::cpuParallel(l.kind == Loop::Kind::Chunk ? ir::ParallelStrategy::OwnSharesFirst : ir::ParallelStrategy::Guided,
+                           l.unroll);
   }
 
   /// bound(i, ib, n): the promise is checked when the kernel starts.
@@ -375,10 +372,10 @@ class LoopLowerer {
     if (out_.fillsDownward())
       range.push_back(pairedRange(l, c, first, stop, t, nt, rowAt, body, range));
     else
-      range.push_back(forRange(c, first, stop, block(body), unrollPragma(l)));
+      range.push_back(forRange(c, first, stop, block(body), ir::serialLoop(l.unroll)));
     for (auto& st : tuner_.finish(tuned)) range.push_back(st);
     for (auto& st : out_.rangeEpilogue(t)) range.push_back(st);
-    s.push_back(forRange(t, intImm(0), nt, block(range), "omp parallel for schedule(static, 1)"));
+    s.push_back(forRange(t, intImm(0), nt, block(range), cpuParallel(ParallelStrategy::StaticChunk1)));
     return block(s);
   }
 
@@ -405,7 +402,7 @@ class LoopLowerer {
         decl(c0, select(down, binary(ExprOp::Max, first, sub(c1, per)), add(first, mul(b, per)))),
         decl(lo, intImm(0))};
     blk.push_back(ifThen(down, block(out_.downwardBlockStart(lo, hi, rowAt(c0), rowAt(c1)))));
-    blk.push_back(forRange(c, c0, c1, block(body), unrollPragma(l)));
+    blk.push_back(forRange(c, c0, c1, block(body), ir::serialLoop(l.unroll)));
     blk.push_back(ifThen(down, out_.downwardBlockEnd(lo, hi, rowAt(c0), rowAt(c1))));
     Expr blocks = binary(ExprOp::Div, add(n, sub(per, intImm(1))), per);
     return forRange(b, intImm(0), blocks, block(blk));
@@ -444,7 +441,7 @@ class LoopLowerer {
                            decl(total, mul(nt, size)), decl(tmp_), alloc(tmp_, total, true), loops};
     s.push_back(forRange(t, intImm(0), nt,
                          forRange(x, intImm(0), size, store(vals, x, load(tmp_, add(mul(t, size), x)), true),
-                                  "omp parallel for schedule(static)")));
+                                  cpuParallel(ParallelStrategy::Static))));
     s.push_back(freeArray(tmp_));
     return block(s);
   }
@@ -522,7 +519,7 @@ class LoopLowerer {
                                body, tuneFrom));
       return block(s);
     }
-    s.push_back(forRange(c, intImm(0), count, threadBody(l, body, tuneFrom), pragma(l)));
+    s.push_back(forRange(c, intImm(0), count, threadBody(l, body, tuneFrom), loopInfo(l)));
     return block(s);
   }
 
@@ -667,7 +664,7 @@ class LoopLowerer {
         s.push_back(threadRanges(loop, vv, lo, hi, [](const Expr& r) { return r; }, body, tuneFrom));
         return block(s);
       }
-      s.push_back(forRange(vv, lo, hi, threadBody(loop, body, tuneFrom), pragma(loop)));
+      s.push_back(forRange(vv, lo, hi, threadBody(loop, body, tuneFrom), loopInfo(loop)));
       return block(s);
     }
 
@@ -677,7 +674,7 @@ class LoopLowerer {
       std::vector<Stmt> body = {decl(vv, coordAt(env, a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
       if (d > 0 && d + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
         s.push_back(prefetchAhead(a, static_cast<int>(env.in[a].size()), iv[a].beginValue));
-      s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body, tuneFrom), pragma(loop)));
+      s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body, tuneFrom), loopInfo(loop)));
       return block(s);
     }
     if (loop.parallel) {

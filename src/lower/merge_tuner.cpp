@@ -23,12 +23,10 @@ std::vector<Stmt> MergeTuner::declare(int from, bool tuning, const Expr& slot, s
     if (tuning && tuned) tuned->push_back(k);
     // The site's choice across calls, one slot per thread range (its rows are the same
     // from call to call): function statics, the choice stored plus one (0: none yet).
+    for (const char* f : {"best", "every", "calls"}) s.push_back(persistentArray(memoArray(t, f), kMemoSlots));
+    s.push_back(decl(memoSlot(t), slot->op == ExprOp::IntImm ? slot : binary(ExprOp::Mod, slot, intImm(kMemoSlots))));
+    auto cell = [&](const char* a) { return memoCell(t, a); };
     const std::string& m = t.memo;
-    std::string n = std::to_string(kMemoSlots);
-    s.push_back(raw("static int64_t " + m + "_best[" + n + "], " + m + "_every[" + n + "], " + m + "_calls[" + n + "];"));
-    s.push_back(decl(var(m + "_slot", i64()),
-                     slot->op == ExprOp::IntImm ? slot : binary(ExprOp::Mod, slot, intImm(kMemoSlots))));
-    auto cell = [&](const char* a) { return var(memoCell(t, a), i64()); };
     // A trial first, unless an earlier call's choice is reused; without tuning, no trial
     // ever starts.
     Expr reused = var(m + "_reused", i64());
@@ -52,9 +50,9 @@ std::vector<Stmt> MergeTuner::pick(int site) const {
   return {ifThen(binary(ExprOp::Gt, t.left, intImm(0)), trial, settled)};
 }
 
-std::string MergeTuner::memoCell(const Site& t, const char* field) {
-  return "&" + t.memo + "_" + field + "[" + t.memo + "_slot]";
-}
+Expr MergeTuner::memoArray(const Site& t, const char* field) { return var(t.memo + "_" + field, ptr(Datatype::Int64)); }
+Expr MergeTuner::memoSlot(const Site& t) { return var(t.memo + "_slot", i64()); }
+Expr MergeTuner::memoCell(const Site& t, const char* field) { return addressOf(load(memoArray(t, field), memoSlot(t))); }
 
 Expr MergeTuner::branching(int site) const { return binary(ExprOp::Ne, sites_[site].mode, intImm(0)); }
 
@@ -80,8 +78,8 @@ Stmt MergeTuner::settle(const Site& t) {
   Expr better = lt(mul(f64(t.cycles1), f64(t.work0)), mul(f64(t.cycles0), f64(t.work1)));
   auto cell = [&](const char* a) { return memoCell(t, a); };
   return block({assign(t.best, cast(i64(), better)), assign(t.wait, intImm(kRetrialAfter)),
-                raw("tessel_tune_keep(" + cell("best") + ", " + cell("every") + ", " + cell("calls") + ", " +
-                    t.best->name + ", " + std::to_string(kMaxReuse) + ");")});
+                evaluate(call("tessel_tune_keep", {cell("best"), cell("every"), cell("calls"), t.best, intImm(kMaxReuse)},
+                              opaque(TypeKind::Void, false)))});
 }
 
 std::vector<Stmt> MergeTuner::finish(const std::vector<int>& sites) const {

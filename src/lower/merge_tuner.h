@@ -63,8 +63,12 @@ class MergeTuner {
     std::string memo;  ///< prefix of the site's statics: _best, _every, _calls
     bool declared = false;
   };
-  /// Address of the site's static `field` in this thread range's slot (C text).
-  static std::string memoCell(const Site& t, const char* field);
+  /// The site's persistent array `field` (best, every, calls), one slot per thread range.
+  static ir::Expr memoArray(const Site& t, const char* field);
+  /// This thread range's slot in the site's persistent arrays.
+  static ir::Expr memoSlot(const Site& t);
+  /// Address of the site's persistent `field` in this thread range's slot.
+  static ir::Expr memoCell(const Site& t, const char* field);
   /// Keeps the variant faster per merged entry, in the site's state and its statics.
   static ir::Stmt settle(const Site& t);
   Symbols& sym_;

@@ -58,40 +58,43 @@ bool OutputAssembly::denseAbove(int k) const {
   return true;
 }
 
-Stmt OutputAssembly::setField(const std::string& fieldName, int k, const std::string& value) const {
-  std::string text = sym_.tensorName(0) + "->" + fieldName;
-  if (k >= 0) text.append("[").append(std::to_string(k)).append("]");
-  return raw(text + " = " + value + ";");
+Stmt OutputAssembly::setField(const std::string& fieldName, int k, const Expr& value) const {
+  return assign(sym_.tensorField(0, fieldName, k), value);
 }
 
 std::vector<Stmt> OutputAssembly::ensureCount(int k, const Expr& index) {
   if (denseAbove(k)) return {};
   Expr grow = call("tessel_grow_i64",
-                   {var("(void*)&" + cnt_[k]->name, i64()), var("&" + cap_[k]->name, i64()), plus1(index)},
+                   {cast(opaque(TypeKind::Void, true), addressOf(cnt_[k])), addressOf(cap_[k]), plus1(index)},
                    scalar(Datatype::Int32));
   return {ifThen(grow, returnCode(TESSEL_ERR_NOMEM))};
 }
 
 Stmt OutputAssembly::mulChecked(const Expr& into, const Expr& a, const Expr& b) const {
-  return raw("if (__builtin_mul_overflow(" + a->name + ", " + b->name + ", &" + into->name +
-             ")) return TESSEL_ERR_OVERFLOW;");
+  // tessel_mul_overflow: a helper of the C prelude (kernel_helpers.h).
+  return ifThen(call("tessel_mul_overflow", {a, b, addressOf(into)}, scalar(Datatype::Bool)),
+                returnCode(TESSEL_ERR_OVERFLOW));
 }
 
-std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, const std::string& copyFrom) {
+Stmt OutputAssembly::copyArray(const Expr& dst, const Expr& src, const Expr& count) const {
+  Expr bytes = mul(cast(opaque(TypeKind::Size, false), count), elemSize(dst));
+  return evaluate(call("memcpy", {dst, src, bytes}, opaque(TypeKind::Void, true)));
+}
+
+std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, int copyFrom) {
   const Expr& c = sym_.arrays(0, level).crd;
   Expr crd = var(c->name, ptr(c->type.elem));
   std::vector<Stmt> s = {decl(crd), allocInto(crd, sym_.tensorField(0, "crd", level), count, AllocFill::None)};
-  if (!copyFrom.empty())
-    s.push_back(raw("memcpy(" + crd->name + ", " + copyFrom + "->crd[" + std::to_string(level) +
-                    "], (size_t)" + count->name + " * sizeof(*" + crd->name + "));"));
-  s.push_back(setField("crd_size", level, count->name));
+  if (copyFrom >= 0)
+    s.push_back(copyArray(crd, sym_.tensorField(copyFrom, "crd", level), count));
+  s.push_back(setField("crd_size", level, count));
   return s;
 }
 
 std::vector<Stmt> OutputAssembly::allocVals(const Expr& count, bool zero) {
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
   return {decl(vals), allocInto(vals, sym_.tensorField(0, "vals", -1), count, zero ? AllocFill::Zero : AllocFill::None),
-          setField("vals_size", -1, count->name)};
+          setField("vals_size", -1, count)};
 }
 
 // ---- prologue / epilogue ------------------------------------------------------------
@@ -184,13 +187,11 @@ std::vector<Stmt> OutputAssembly::functionEpilogue(Phase phase) {
   if (threadBuffers()) {
     // The threads' arrays, in row order, become the output's (tessel_join_threads).
     int k = order() - 1;
-    const std::string& a = sym_.tensorName(0);
-    std::string ks = std::to_string(k), crd = sym_.arrays(0, k).crd->name, vals = sym_.vals(0)->name;
+    Expr crd = sym_.arrays(0, k).crd, vals = sym_.vals(0);
     s.push_back(assign(q_[k], call("tessel_join_threads",
-                                   {maxThreads(), tCrd_,
-                                    tVals_, tCount_, var("sizeof(*" + crd + ")", i64()),
-                                    var("sizeof(*" + vals + ")", i64()), var("&" + a + "->crd[" + ks + "]", i64()),
-                                    var("&" + a + "->vals", i64()), failed_},
+                                   {maxThreads(), tCrd_, tVals_, tCount_, elemSize(crd), elemSize(vals),
+                                    addressOf(sym_.tensorField(0, "crd", k)), addressOf(sym_.tensorField(0, "vals")),
+                                    failed_},
                                    i64())));
     for (const Expr& arr : {tCrd_, tVals_, tCount_}) s.push_back(freeArray(arr));
     s.push_back(ifThen(lt(q_[k], intImm(0)), returnCode(TESSEL_ERR_NOMEM)));
@@ -214,7 +215,7 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
                    : plan_.assignsAll || plan_.zeroSlices ? AllocFill::None
                                                           : AllocFill::Zero;
   s.push_back(allocInto(vals, sym_.tensorField(0, "vals", -1), n, fill));
-  s.push_back(setField("vals_size", -1, n->name));
+  s.push_back(setField("vals_size", -1, n));
   return s;
 }
 
@@ -269,29 +270,32 @@ std::vector<Stmt> OutputAssembly::allocLastLevel(const Expr& capacity) {
   Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
   s.push_back(decl(pos));
   s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(rows), AllocFill::Zero));
-  s.push_back(setField("pos_size", k, rows->name + " + 1"));
-  for (auto& st : allocCrd(k, capacity, "")) s.push_back(st);
+  s.push_back(setField("pos_size", k, plus1(rows)));
+  for (auto& st : allocCrd(k, capacity, -1)) s.push_back(st);
   for (auto& st : allocVals(capacity, false)) s.push_back(st);
   return s;
 }
 
 Stmt OutputAssembly::ensureRoom(const Expr& q, const Expr& count) const {
   int k = order() - 1;
-  const std::string& a = sym_.tensorName(0);
-  const std::string crd = sym_.arrays(0, k).crd->name, vals = sym_.vals(0)->name;
-  std::string ks = std::to_string(k);
-  if (threadBuffers())  // the thread's own arrays; a failure drops the row (see iterationPrologue)
-    return raw("if (" + q->name + " + " + count->name + " > " + capacity_->name + " &&\n    tessel_grow_thread((void**)&" +
-               crd + ", sizeof(*" + crd + "), (void**)&" + vals + ", sizeof(*" + vals + "), &" + capacity_->name +
-               ", " + q->name + " + " + count->name + ", " + a + "->crd[" + ks + "], " + a + "->vals)) {\n    " +
-               failed_->name + " = 1;\n    " + count->name + " = 0;\n  }");
+  Expr crd = sym_.arrays(0, k).crd, vals = sym_.vals(0);
+  Expr outCrd = sym_.tensorField(0, "crd", k), outVals = sym_.tensorField(0, "vals");
+  Expr needed = add(q, count), full = binary(ExprOp::Gt, needed, capacity_);
+  auto voidPtrTo = [](const Expr& array) { return cast(opaque(TypeKind::Void, true, true), addressOf(array)); };
+  if (threadBuffers()) {  // the thread's own arrays; a failure drops the row (see iterationPrologue)
+    Expr grow = call("tessel_grow_thread",
+                     {voidPtrTo(crd), elemSize(crd), voidPtrTo(vals), elemSize(vals), addressOf(capacity_), needed,
+                      outCrd, outVals},
+                     scalar(Datatype::Int32));
+    return ifThen(land(full, grow), block({assign(failed_, intImm(1)), assign(count, intImm(0))}));
+  }
   // The workspace is freed on failure; the runtime frees the output's arrays.
-  return raw("if (" + q->name + " + " + count->name + " > " + capacity_->name + ") {\n" +
-             "    if (tessel_grow_pair(&" + a + "->crd[" + ks + "], sizeof(*" + crd + "), &" + a + "->vals, sizeof(*" +
-             vals + "), &" + capacity_->name + ", " + q->name + " + " + count->name + ")) { free(" +
-             wValsAll_->name + "); free(" + wMarkAll_->name + "); free(" + wListAll_->name +
-             "); return TESSEL_ERR_NOMEM; }\n    " + crd + " = " + a + "->crd[" + ks + "];\n    " + vals + " = " +
-             a + "->vals;\n  }");
+  Expr grow = call("tessel_grow_pair",
+                   {addressOf(outCrd), elemSize(crd), addressOf(outVals), elemSize(vals), addressOf(capacity_), needed},
+                   scalar(Datatype::Int32));
+  Stmt fail = block({freeArray(wValsAll_), freeArray(wMarkAll_), freeArray(wListAll_), returnCode(TESSEL_ERR_NOMEM)});
+  return ifThen(full, block({ifThen(grow, fail), assign(crd, field(sym_.tensor(0), "crd", crd->type, k)),
+                             assign(vals, field(sym_.tensor(0), "vals", vals->type))}));
 }
 
 std::vector<Stmt> OutputAssembly::finishBounded() {
@@ -314,7 +318,7 @@ std::vector<Stmt> OutputAssembly::recordCount(const Expr& count) {
   // Only the sizes: the arrays keep their capacity (the runtime trims an output's first
   // result; one computed again keeps the room its kernel needs).
   int k = order() - 1;
-  return {setField("crd_size", k, count->name), setField("vals_size", -1, count->name)};
+  return {setField("crd_size", k, count), setField("vals_size", -1, count)};
 }
 
 std::vector<Stmt> OutputAssembly::compactRows() {
@@ -325,22 +329,22 @@ std::vector<Stmt> OutputAssembly::compactRows() {
   // Counts -> offsets, and runs of rows moved into place within the bound-sized arrays,
   // in parallel (tessel_finish_rows).
   bool pos64 = p_.args[0].format.posWidth() == IndexWidth::W64;
-  const std::string& vals = sym_.vals(0)->name;
   Expr total = var(sym_.fresh("total"), i64()), offset = var(sym_.fresh("offset"), i64());
   s.push_back(decl(offset, intImm(0)));
   std::vector<Expr> args = {rows, rowFrom_, la.pos, intImm(pos64 ? 1 : 0)};
   for (const Expr& e : lastLevelBytes()) args.push_back(e);
-  args.push_back(var("&" + offset->name, i64()));
+  args.push_back(addressOf(offset));
   s.push_back(decl(total, call("tessel_finish_rows", args, i64())));
   s.push_back(freeArray(rowFrom_));
   s.push_back(ifThen(eq(total, intImm(-1)), returnCode(TESSEL_ERR_OVERFLOW)));
   s.push_back(ifThen(lt(total, intImm(0)), returnCode(TESSEL_ERR_NOMEM)));
   // The entries may start inside the arrays (paired threads; see runtime_abi.h's crd_block).
-  const std::string& a = sym_.tensorName(0);
-  const std::string ks = std::to_string(k);
-  s.push_back(raw("tessel_start_at(&" + a + "->crd[" + ks + "], &" + a + "->crd_block[" + ks + "], " + offset->name +
-                  ", sizeof(*" + la.crd->name + "));"));
-  s.push_back(raw("tessel_start_at(&" + a + "->vals, &" + a + "->vals_block, " + offset->name + ", sizeof(*" + vals + "));"));
+  auto startAt = [&](const Expr& array, const Expr& block, const Expr& elems) {
+    return evaluate(call("tessel_start_at", {addressOf(array), addressOf(block), offset, elemSize(elems)},
+                         opaque(TypeKind::Void, false)));
+  };
+  s.push_back(startAt(sym_.tensorField(0, "crd", k), sym_.tensorField(0, "crd_block", k), la.crd));
+  s.push_back(startAt(sym_.tensorField(0, "vals"), sym_.tensorField(0, "vals_block"), sym_.vals(0)));
   for (auto& st : recordCount(total)) s.push_back(st);
   return s;
 }
@@ -348,7 +352,6 @@ std::vector<Stmt> OutputAssembly::compactRows() {
 std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
   std::vector<Stmt> s;
   int src = p_.inputs[plan_.patternSource].arg;
-  const std::string& srcName = sym_.tensorName(src);
   Expr prev = var(sym_.fresh("npos"), i64());
   s.push_back(decl(prev, intImm(1)));
   for (int k = 0; k < order(); k++) {
@@ -361,9 +364,8 @@ std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
       Expr pos = var(la.pos->name, ptr(la.pos->type.elem));
       s.push_back(decl(pos));
       s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), AllocFill::None));
-      s.push_back(raw("memcpy(" + pos->name + ", " + srcName + "->pos[" + std::to_string(k) + "], (size_t)(" +
-                      prev->name + " + 1) * sizeof(*" + pos->name + "));"));
-      s.push_back(setField("pos_size", k, prev->name + " + 1"));
+      s.push_back(copyArray(pos, sym_.tensorField(src, "pos", k), plus1(prev)));
+      s.push_back(setField("pos_size", k, plus1(prev)));
       s.push_back(decl(next, cast(i64(), load(pos, prev))));
     } else if (lf.locatable()) {
       s.push_back(decl(next));
@@ -372,7 +374,7 @@ std::vector<Stmt> OutputAssembly::assemblePatternCopy() {
       s.push_back(decl(next, prev));
     }
     if (lf.hasCrdArray())
-      for (auto& st : allocCrd(k, next, srcName)) s.push_back(st);
+      for (auto& st : allocCrd(k, next, src)) s.push_back(st);
     prev = next;
   }
   // Zeroed unless the loops store every entry (a value the product never reaches is 0).
@@ -393,7 +395,7 @@ std::vector<Stmt> OutputAssembly::scatterRootSegments(const Expr& rows, const Ex
                          forRange(q, cast(i64(), load(root.pos, intImm(0))), cast(i64(), load(root.pos, intImm(1))),
                                   store(pos, at, cast(scalar(out.pos->type.elem), size))),
                          forRange(r, intImm(0), rows, store(pos, plus1(r), load(pos, r), true)),
-                         setField("pos_size", 1, rows->name + " + 1"),
+                         setField("pos_size", 1, plus1(rows)),
                          decl(next, cast(i64(), load(pos, rows)))};
   return s;
 }
@@ -429,9 +431,9 @@ std::vector<Stmt> OutputAssembly::assembleFromCounts() {
       s.push_back(allocInto(pos, sym_.tensorField(0, "pos", k), plus1(prev), AllocFill::None));
       s.push_back(forRange(t2, intImm(0), plus1(prev), store(pos, t2, cast(scalar(la.pos->type.elem), load(cnt_[k], t2)))));
       s.push_back(freeArray(cnt_[k]));
-      s.push_back(setField("pos_size", k, prev->name + " + 1"));
+      s.push_back(setField("pos_size", k, plus1(prev)));
       for (int l = k; l <= chainEnd(k); l++)
-        for (auto& st : allocCrd(l, next, "")) s.push_back(st);
+        for (auto& st : allocCrd(l, next, -1)) s.push_back(st);
     }
     prev = next;
   }
@@ -539,9 +541,9 @@ Stmt OutputAssembly::downwardBlockEnd(const Expr& lo, const Expr& hi, const Expr
 }
 
 std::vector<Expr> OutputAssembly::lastLevelBytes() const {
-  const std::string crd = sym_.arrays(0, order() - 1).crd->name, vals = sym_.vals(0)->name;
-  return {var("(char*)" + crd, i64()), var("sizeof(*" + crd + ")", i64()), var("(char*)" + vals, i64()),
-          var("sizeof(*" + vals + ")", i64())};
+  Expr crd = sym_.arrays(0, order() - 1).crd, vals = sym_.vals(0);
+  Type bytes = opaque(TypeKind::Byte, true);
+  return {cast(bytes, crd), elemSize(crd), cast(bytes, vals), elemSize(vals)};
 }
 
 Expr OutputAssembly::workBefore(const Expr& row) const {
@@ -563,18 +565,17 @@ std::vector<Stmt> OutputAssembly::iterationPrologue(const Expr& thread) const {
     int k = order() - 1;
     const LevelArrays& la = sym_.arrays(0, k);
     Expr crd = var(la.crd->name, ptr(la.crd->type.elem)), vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-    const std::string& a = sym_.tensorName(0);
-    std::string ks = std::to_string(k);
     // No return inside the parallel loop: a failure is flagged, and the thread's rows
     // are dropped (the kernel then reports it).
-    auto arg = [](const std::string& text) { return var(text, i64()); };
+    Type voidPtrPtr = opaque(TypeKind::Void, true, true);
     Expr take = call("tessel_thread_arrays",
-                     {thread, maxThreads(), arg("&" + a + "->crd[" + ks + "]"), arg("&" + a + "->vals"),
-                      arg("sizeof(*" + crd->name + ")"), arg("sizeof(*" + vals->name + ")"),
-                      sym_.tensorField(0, "vals_size"), arg("(void**)&" + crd->name),
-                      arg("(void**)&" + vals->name), arg("&" + capacity_->name)},
+                     {thread, maxThreads(), addressOf(sym_.tensorField(0, "crd", k)),
+                      addressOf(sym_.tensorField(0, "vals")), elemSize(crd), elemSize(vals),
+                      sym_.tensorField(0, "vals_size"), cast(voidPtrPtr, addressOf(crd)),
+                      cast(voidPtrPtr, addressOf(vals)), addressOf(capacity_)},
                      i64());
-    return {decl(q_[k], intImm(0)), decl(capacity_, intImm(0)), decl(crd, arg("NULL")), decl(vals, arg("NULL")),
+    Expr null = cast(opaque(TypeKind::Void, true), intImm(0));  // NULL
+    return {decl(q_[k], intImm(0)), decl(capacity_, intImm(0)), decl(crd, null), decl(vals, null),
             ifThen(binary(ExprOp::Ne, take, intImm(0)), assign(failed_, intImm(1)))};
   }
   if (!plan_.rowOffsets) return {};
@@ -584,9 +585,10 @@ std::vector<Stmt> OutputAssembly::iterationPrologue(const Expr& thread) const {
 std::vector<Stmt> OutputAssembly::rangeEpilogue(const Expr& t) const {
   if (!threadBuffers()) return {};
   int k = order() - 1;
-  const std::string crd = sym_.arrays(0, k).crd->name, vals = sym_.vals(0)->name;
-  return {store(tCrd_, t, var("(int64_t)(intptr_t)" + crd, i64())),
-          store(tVals_, t, var("(int64_t)(intptr_t)" + vals, i64())), store(tCount_, plus1(t), q_[k])};
+  // The thread's arrays' addresses, kept as integers until tessel_join_threads.
+  auto address = [](const Expr& array) { return cast(i64(), cast(opaque(TypeKind::IntPtr, false), array)); };
+  return {store(tCrd_, t, address(sym_.arrays(0, k).crd)), store(tVals_, t, address(sym_.vals(0))),
+          store(tCount_, plus1(t), q_[k])};
 }
 
 void OutputAssembly::appendPending(Env& env, Phase phase, std::vector<Stmt>& s) {
@@ -638,8 +640,7 @@ Stmt OutputAssembly::workspaceRegion(const Env& env, Phase phase, const Stmt& in
                                 block({store(wList_, wN_, x), assign(wN_, add(wN_, cast(i64(), load(wMark_, x))))}))});
     constexpr int64_t kScanShare = 32;  // on the SpGEMM benchmark, 16 was slower and 64 no better
     s.push_back(ifThen(binary(ExprOp::Gt, mul(wN_, intImm(kScanShare)), dim), scan,
-                       raw("tessel_sort_i64(" + wList_->name + ", " + wN_->name + ", " + dim->name + ", " +
-                           wList_->name + " + " + dim->name + ");")));
+                       evaluate(call("tessel_sort_i64", {wList_, wN_, dim, add(wList_, dim)}, opaque(TypeKind::Void, false)))));
     Expr q = var(sym_.fresh("q" + sym_.tensorName(0) + std::to_string(k)), i64());
     Expr j = var(sym_.fresh("jw"), i64());
     const LevelArrays& la = sym_.arrays(0, k);

@@ -103,11 +103,13 @@ class OutputAssembly {
   std::vector<ir::Stmt> recordCount(const ir::Expr& count);
   /// Entries before the last level (product of the dense upper levels' dims).
   ir::Expr upperSize(std::vector<ir::Stmt>& s);
-  ir::Stmt setField(const std::string& fieldName, int k, const std::string& value) const;
+  ir::Stmt setField(const std::string& fieldName, int k, const ir::Expr& value) const;
+  /// memcpy of `count` elements of dst's type from src (a field of an input) to dst.
+  ir::Stmt copyArray(const ir::Expr& dst, const ir::Expr& src, const ir::Expr& count) const;
   /// into = a * b, returning TESSEL_ERR_OVERFLOW from the generated function on overflow.
   ir::Stmt mulChecked(const ir::Expr& into, const ir::Expr& a, const ir::Expr& b) const;
-  /// Allocate the output's crd array of `level` (copied from tensor `copyFrom` if named).
-  std::vector<ir::Stmt> allocCrd(int level, const ir::Expr& count, const std::string& copyFrom);
+  /// Allocate the output's crd array of `level` (copied from argument `copyFrom` if >= 0).
+  std::vector<ir::Stmt> allocCrd(int level, const ir::Expr& count, int copyFrom);
   /// Allocate output values; `zero` when the kernel may leave some unwritten (a copied
   /// pattern) -- appended entries always get their value.
   std::vector<ir::Stmt> allocVals(const ir::Expr& count, bool zero);

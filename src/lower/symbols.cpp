@@ -106,19 +106,20 @@ Datatype Symbols::computeType() const {
 std::vector<Stmt> Symbols::prologue() const {
   std::vector<Stmt> s;
   for (size_t a = 0; a < p_.args.size(); a++) {
-    const std::string& t = tensorNames_[a];
-    s.push_back(raw("tessel_tensor_t* " + t + " = tensors[" + std::to_string(a) + "];"));
+    Expr t = tensor(static_cast<int>(a));
+    Expr tensors = var("tensors", opaque(TypeKind::Tensor, true, true));  // the kernel's argument
+    s.push_back(decl(t, load(tensors, intImm(static_cast<int64_t>(a)))));
     bool loadArrays = !p_.args[a].isOutput || outputLoaded_;
     for (size_t k = 0; k < arrays_[a].size(); k++) {
       const LevelArrays& la = arrays_[a][k];
-      s.push_back(decl(la.dim, field(var(t, i64()), "dims[" + std::to_string(k) + "]", i64())));
+      s.push_back(decl(la.dim, field(t, "dims", i64(), static_cast<int64_t>(k))));
       if (la.pos && loadArrays)
-        s.push_back(decl(la.pos, cast(la.pos->type, field(var(t, i64()), "pos[" + std::to_string(k) + "]", la.pos->type))));
+        s.push_back(decl(la.pos, cast(la.pos->type, field(t, "pos", la.pos->type, static_cast<int64_t>(k)))));
       if (la.crd && loadArrays)
-        s.push_back(decl(la.crd, cast(la.crd->type, field(var(t, i64()), "crd[" + std::to_string(k) + "]", la.crd->type))));
+        s.push_back(decl(la.crd, cast(la.crd->type, field(t, "crd", la.crd->type, static_cast<int64_t>(k)))));
     }
     if (loadArrays)
-      s.push_back(decl(vals_[a], cast(vals_[a]->type, field(var(t, i64()), "vals", vals_[a]->type))));
+      s.push_back(decl(vals_[a], cast(vals_[a]->type, field(t, "vals", vals_[a]->type))));
   }
   return s;
 }

@@ -64,11 +64,12 @@ class Symbols {
   ir::Expr vals(int arg) const { return vals_.at(arg); }
   /// C name of the `tessel_tensor_t*` of an argument.
   const std::string& tensorName(int arg) const { return tensorNames_.at(arg); }
+  /// The pointer to an argument's runtime tensor struct.
+  ir::Expr tensor(int arg) const { return ir::var(tensorName(arg), ir::tensorPtr()); }
   /// A field of an argument's `tessel_tensor_t` read at run time, e.g. ("crd_size", 1)
   /// for `B->crd_size[1]`; level -1 for a field without levels ("vals_size").
   ir::Expr tensorField(int arg, const std::string& name, int level = -1) const {
-    return ir::field(ir::var(tensorName(arg), ir::i64()), level < 0 ? name : name + "[" + std::to_string(level) + "]",
-                     ir::i64());
+    return ir::field(tensor(arg), name, ir::i64(), level);
   }
   /// Position variable of input access `access` at level k.
   ir::Expr iterPos(int access, int k) const { return iterPos_.at(access).at(k); }

@@ -1,13 +1,23 @@
-// The C prelude every generated kernel starts with: the runtime ABI struct and the
-// helpers its loops call (selects, merge tuning, array growth, thread regions, row
-// assembly, sparse dot products with gathers). Kept apart from the IR printer that
-// follows it in each translation unit.
-#include "codegen/c_prelude.h"
+/* The C helpers every generated kernel calls: selects, merge tuning, array growth,
+ * thread regions, row assembly, sparse dot products with gathers.
+ *
+ * Real C11 (GNU dialect, as the JIT compiles it): the build compiles this file with
+ * -Wall -Werror (target tessel_kernel_helpers_check), so a mistake here fails the
+ * tessel build, not a kernel's JIT compile. The build also embeds its text, after
+ * runtime_abi.h's, at the start of every generated kernel (cmake/embed_prelude.cmake,
+ * codegen/c_prelude.h). Everything is static: each kernel gets its own copy.
+ *
+ * Generated code gets the runtime ABI (tessel_tensor_t, TESSEL_ERR_*) from
+ * runtime_abi.h's text, which precedes this one; the include below only serves
+ * compiling this file on its own. */
+#ifndef TESSEL_KERNEL_HELPERS_H
+#define TESSEL_KERNEL_HELPERS_H
 
-namespace tessel::codegen {
+#ifndef TESSEL_RUNTIME_ABI_H
+#include "tessel/runtime_abi.h"
+#endif
 
-const char* cPrelude() {
-  static const char* const text = R"(#include <stdint.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <malloc.h>
@@ -22,24 +32,8 @@ static inline int omp_get_thread_num(void) { return 0; }
 static inline int omp_get_max_threads(void) { return 1; }
 #endif
 
-#define TESSEL_MAX_ORDER 16
-typedef struct tessel_tensor {
-  int32_t order;
-  int64_t dims[TESSEL_MAX_ORDER];
-  void* pos[TESSEL_MAX_ORDER];
-  void* crd[TESSEL_MAX_ORDER];
-  int64_t pos_size[TESSEL_MAX_ORDER];
-  int64_t crd_size[TESSEL_MAX_ORDER];
-  void* vals;
-  int64_t vals_size;
-  void* crd_block[TESSEL_MAX_ORDER];
-  void* vals_block;
-} tessel_tensor_t;
-
-#define TESSEL_ERR_NOMEM 1
-#define TESSEL_ERR_OVERFLOW 2
-#define TESSEL_ERR_BOUND 3
-
+/* r = a * b; true when the product overflowed r's type. */
+#define tessel_mul_overflow(a, b, r) __builtin_mul_overflow(a, b, r)
 static inline int64_t tessel_min(int64_t a, int64_t b) { return a < b ? a : b; }
 static inline int64_t tessel_max(int64_t a, int64_t b) { return a > b ? a : b; }
 /* Parallel loops over blocks: each thread takes blocks from its own contiguous share
@@ -655,8 +649,5 @@ static int64_t tessel_finish_rows(int64_t rows, const int64_t* row_from, void* p
   return total;
 }
 #undef TESSEL_POS
-)";
-  return text;
-}
 
-}  // namespace tessel::codegen
+#endif

@@ -1,12 +1,14 @@
-// IR -> C source printer.
-#include "codegen/codegen_c.h"
+// IR -> C source printer: the C11 + OpenMP backend.
+#include "codegen/c_backend.h"
 
 #include <cmath>
 #include <cstdio>
 #include <sstream>
 
 #include "codegen/c_prelude.h"
+#include "codegen/c_type.h"
 #include "tessel/error.h"
+#include "tessel/jit.h"
 
 namespace tessel::codegen {
 
@@ -26,7 +28,10 @@ class Printer {
       }
       case ExprOp::FloatImm: return floatLiteral(e);
       case ExprOp::Load: return expr(e->args[0], false) + "[" + expr(e->args[1]) + "]";
-      case ExprOp::Field: return expr(e->args[0], false) + "->" + e->name;
+      case ExprOp::Field: {
+        std::string s = expr(e->args[0], false) + "->" + e->name;
+        return e->ival < 0 ? s : s + "[" + std::to_string(e->ival) + "]";
+      }
       case ExprOp::Cast: return prefixed("(", cType(e->type)) + ")" + expr(e->args[0], false);
       case ExprOp::Call: {
         std::string s = e->name + "(";
@@ -39,18 +44,19 @@ class Printer {
       case ExprOp::Min: return "tessel_min(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::Max: return "tessel_max(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::IDiv: return "tessel_idiv(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
+      case ExprOp::AddressOf: return prefixed("&", expr(e->args[0], false));
+      case ExprOp::ElemSize: return prefixed("sizeof(*", expr(e->args[0], false)) + ")";
       default: break;
     }
     std::string s = expr(e->args[0], false) + " " + opText(e->op) + " " + expr(e->args[1], false);
     return top ? s : "(" + s + ")";
   }
 
-  /// A parallel loop over blocks (kParallelBlocks): each thread takes blocks of its own
-  /// share first (tessel_next_block). Whatever follows the pragma's name (an unroll
-  /// pragma) goes before the while loop.
+  /// A parallel loop over blocks (ParallelStrategy::OwnSharesFirst): each thread takes
+  /// blocks of its own share first (tessel_next_block). An unroll hint goes before the
+  /// while loop.
   void blocksLoop(const Stmt& s, int ind) {
     std::string pad(2 * ind, ' '), in(2 * ind + 2, ' '), v = s->args[0]->name;
-    std::string rest = s->text.substr(std::string(kParallelBlocks).size());
     out_ << pad << "{\n"
          << in << "tessel_share_t " << v << "_shares[TESSEL_MAX_TEAM];\n"
          << in << "int " << v << "_nt = tessel_shares(" << v << "_shares, " << expr(s->args[1]) << ", "
@@ -60,7 +66,7 @@ class Printer {
          << in << "  int " << v << "_start = omp_get_thread_num() % " << v << "_nt, " << v << "_at = " << v
          << "_start;\n"
          << in << "  int64_t " << v << ";\n";
-    if (!rest.empty()) out_ << in << "  " << rest.substr(1) << "\n";
+    if (s->loop.unroll > 1) out_ << in << "  #pragma GCC unroll " << s->loop.unroll << "\n";
     out_ << in << "  while (tessel_next_block(" << v << "_shares, " << v << "_nt, " << v << "_start, &" << v
          << "_at, &" << v << ")) {\n";
     parallelDepth_++;
@@ -76,6 +82,11 @@ class Printer {
         for (auto& c : s->body) stmt(c, ind);
         return;
       case StmtOp::Decl:
+        if (s->persistent) {  // zeroed once, kept across calls
+          out_ << pad << "static " << cTypeName(s->args[0]->type.elem) << " " << s->args[0]->name << "[" << s->ival
+               << "];\n";
+          return;
+        }
         out_ << pad << cType(s->args[0]->type) << " " << s->args[0]->name;
         if (s->args[1]) out_ << " = " << expr(s->args[1]);
         out_ << ";\n";
@@ -84,18 +95,19 @@ class Printer {
         out_ << pad << expr(s->args[0]) << " = " << expr(s->args[1]) << ";\n";
         return;
       case StmtOp::Store:
-        if (s->text == "atomic") out_ << pad << "#pragma omp atomic\n";
+        if (s->atomic) out_ << pad << "#pragma omp atomic\n";
         out_ << pad << expr(s->args[0], false) << "[" << expr(s->args[1]) << "] "
              << (s->accumulate ? "+=" : "=") << " " << expr(s->args[2]) << ";\n";
         return;
       case StmtOp::For: {
         std::string v = s->args[0]->name;
-        if (s->text.rfind(kParallelBlocks, 0) == 0) {
+        const LoopInfo& l = s->loop;
+        if (l.kind == LoopKind::CpuParallel && l.strategy == ParallelStrategy::OwnSharesFirst) {
           if (cType(s->args[0]->type) != "int64_t") throw InternalError("a parallel block loop over " + v + " is not int64_t");
           return blocksLoop(s, ind);
         }
-        if (!s->text.empty()) out_ << pad << "#pragma " << s->text << "\n";
-        bool parallel = s->text.rfind("omp parallel", 0) == 0;
+        pragmas(l, pad);
+        bool parallel = l.kind == LoopKind::CpuParallel;
         parallelDepth_ += parallel;
         out_ << pad << "for (" << cType(s->args[0]->type) << " " << v << " = " << expr(s->args[1])
              << "; " << v << " < " << expr(s->args[2]) << "; " << v << "++) {\n";
@@ -149,9 +161,6 @@ class Printer {
       case StmtOp::Free:
         out_ << pad << "free(" << expr(s->args[0]) << ");\n";
         return;
-      case StmtOp::Raw:
-        out_ << pad << s->text << "\n";
-        return;
       case StmtOp::Evaluate:
         out_ << pad << expr(s->args[0]) << ";\n";
         return;
@@ -159,6 +168,23 @@ class Printer {
         out_ << pad << "break;\n";
         return;
     }
+  }
+
+  /// The pragmas before a loop: how it runs, then an unroll hint.
+  void pragmas(const LoopInfo& l, const std::string& pad) {
+    switch (l.kind) {
+      case LoopKind::Serial: break;
+      case LoopKind::CpuParallel:
+        out_ << pad << "#pragma omp parallel for schedule(" << scheduleClause(l.strategy) << ")\n";
+        break;
+      case LoopKind::Vectorized:
+        out_ << pad << "#pragma omp simd";
+        if (l.reductionVar) out_ << " reduction(" << reduceOpText(l.reduceOp) << ":" << l.reductionVar->name << ")";
+        out_ << "\n";
+        break;
+      default: throw UnsupportedLoopError("C", l.kind);
+    }
+    if (l.unroll > 1) out_ << pad << "#pragma GCC unroll " << l.unroll << "\n";
   }
 
   std::string str() const { return out_.str(); }
@@ -172,6 +198,20 @@ class Printer {
   std::ostringstream& out() { return out_; }
 
  private:
+  static const char* scheduleClause(ParallelStrategy s) {
+    switch (s) {
+      case ParallelStrategy::Guided: return "guided";
+      case ParallelStrategy::Static: return "static";
+      case ParallelStrategy::StaticChunk1: return "static, 1";
+      default: throw InternalError("codegen: no OpenMP schedule for this parallel strategy");
+    }
+  }
+  static const char* reduceOpText(ReduceOp op) {
+    switch (op) {
+      case ReduceOp::Add: return "+";
+    }
+    throw InternalError("codegen: unknown reduction operator");
+  }
   static const char* opText(ExprOp op) {
     switch (op) {
       case ExprOp::Add: return "+";
@@ -217,7 +257,7 @@ class Printer {
 
 }  // namespace
 
-std::string emitC(const Module& m) {
+std::string CBackend::emit(const Module& m) const {
   Printer p;
   auto& o = p.out();
   o << "/* Generated by tessel. */\n";
@@ -233,6 +273,14 @@ std::string emitC(const Module& m) {
     o << "  return 0;\n}\n";
   }
   return p.str();
+}
+
+std::vector<std::string> CBackend::compilerFlags() const { return JitOptions{}.flags; }
+
+const Backend& backendNamed(const std::string& name) {
+  static const CBackend c;
+  if (name == c.name()) return c;
+  throw InternalError("no code generator named '" + name + "'");
 }
 
 }  // namespace tessel::codegen
