@@ -232,7 +232,7 @@ void registerRun(CLI::App& app, Action& action) {
       "Compile and run a tensor-index-notation expression, e.g.\n"
       "  tessel run \"a(i) = B(i,j) * c(j)\" -f B:ds -i B:B.mtx -i c:c.tns -o a:a.tns\n"
       "  tessel run \"a(i) = B(i,j) * c(j)\" -g B:uniform:10000,10000,8 -g c:dense:10000 --time=10 --check");
-  run->add_option("expr", opt->expr, "The expression, e.g. \"A(i,j) = B(i,k) * C(k,j)\"")->required();
+  run->add_option("expr", opt->expr, "The expression, e.g. \"A(i,j) = B(i,k) * C(k,j) + D(i,j)\" (each term sums over its own variables not on the left; sum(j, e) places a sum explicitly)")->required();
   run->add_option("-f,--format", opt->formats,
                   "Format of a tensor: level letters (d dense, s compressed, u compressed "
                   "non-unique, q singleton), optional mode order: B:ds is CSR, B:ds:1,0 is CSC. "
