@@ -213,22 +213,8 @@ class Printer {
     throw InternalError("codegen: unknown reduction operator");
   }
   static const char* opText(ExprOp op) {
-    switch (op) {
-      case ExprOp::Add: return "+";
-      case ExprOp::Sub: return "-";
-      case ExprOp::Mul: return "*";
-      case ExprOp::Div: return "/";
-      case ExprOp::Mod: return "%";
-      case ExprOp::Eq: return "==";
-      case ExprOp::Ne: return "!=";
-      case ExprOp::Lt: return "<";
-      case ExprOp::Le: return "<=";
-      case ExprOp::Gt: return ">";
-      case ExprOp::Ge: return ">=";
-      case ExprOp::And: return "&&";
-      case ExprOp::Or: return "||";
-      default: throw InternalError("codegen: not a binary operator");
-    }
+    if (const char* s = infixSymbol(op)) return s;
+    throw InternalError("codegen: not a binary operator");
   }
   /// A call, so that both arms are evaluated before choosing (see tessel_sel_f64).
   std::string selectCall(const Expr& e) {

@@ -231,4 +231,23 @@ const char* loopKindName(LoopKind k) {
   return "unknown";
 }
 
+const char* infixSymbol(ExprOp op) {
+  switch (op) {
+    case ExprOp::Add: return "+";
+    case ExprOp::Sub: return "-";
+    case ExprOp::Mul: return "*";
+    case ExprOp::Div: return "/";
+    case ExprOp::Mod: return "%";
+    case ExprOp::Eq: return "==";
+    case ExprOp::Ne: return "!=";
+    case ExprOp::Lt: return "<";
+    case ExprOp::Le: return "<=";
+    case ExprOp::Gt: return ">";
+    case ExprOp::Ge: return ">=";
+    case ExprOp::And: return "&&";
+    case ExprOp::Or: return "||";
+    default: return nullptr;
+  }
+}
+
 }  // namespace tessel::ir

@@ -116,6 +116,9 @@ enum class ParallelStrategy {
 };
 /// The operator of a reduction (a later semiring issue adds Min, Max, ...).
 enum class ReduceOp { Add };
+/// The infix symbol of a binary operator that reads the same in C and in the IR
+/// printer ("+", "==", "&&", ...); null for the others (IDiv, Min, Max, ...).
+const char* infixSymbol(ExprOp op);
 /// Name of a loop kind, for messages.
 const char* loopKindName(LoopKind k);
 

@@ -8,23 +8,9 @@ namespace tessel::ir {
 namespace {
 
 const char* opText(ExprOp op) {
-  switch (op) {
-    case ExprOp::Add: return "+";
-    case ExprOp::Sub: return "-";
-    case ExprOp::Mul: return "*";
-    case ExprOp::Div: return "/";
-    case ExprOp::IDiv: return "//";
-    case ExprOp::Mod: return "%";
-    case ExprOp::Eq: return "==";
-    case ExprOp::Ne: return "!=";
-    case ExprOp::Lt: return "<";
-    case ExprOp::Le: return "<=";
-    case ExprOp::Gt: return ">";
-    case ExprOp::Ge: return ">=";
-    case ExprOp::And: return "&&";
-    case ExprOp::Or: return "||";
-    default: return "?";
-  }
+  if (op == ExprOp::IDiv) return "//";
+  const char* s = infixSymbol(op);
+  return s ? s : "?";
 }
 
 std::string typeName(const Type& t) {

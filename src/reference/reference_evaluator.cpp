@@ -155,7 +155,8 @@ class Evaluator {
     return project(std::move(r), keep);
   }
 
-  // Sums `r` over every variable not in `keep` (keep: a subset of r.vars, in r's order).
+  // Sums `r` over every variable not in `keep` (a subset of r.vars, in any order: the
+  // result's columns).
   static Relation project(Relation r, const std::vector<IndexVar>& keep) {
     if (keep == r.vars) return r;
     std::vector<size_t> where = positions(r.vars, keep);
@@ -251,18 +252,7 @@ class Evaluator {
   }
 
   // Reorder the columns of `r` to `vars` (a permutation of r.vars).
-  static Relation reorder(Relation r, const std::vector<IndexVar>& vars) {
-    if (r.vars == vars) return r;
-    std::vector<size_t> where = positions(r.vars, vars);
-    Relation out;
-    out.vars = vars;
-    Coords key(vars.size());
-    for (const auto& [c, v] : r.rows) {
-      for (size_t k = 0; k < where.size(); k++) key[k] = c[where[k]];
-      putNew(out.rows, key, v);
-    }
-    return out;
-  }
+  static Relation reorder(Relation r, const std::vector<IndexVar>& vars) { return project(std::move(r), vars); }
 
   static std::vector<IndexVar> unionVars(const std::vector<IndexVar>& a,
                                          const std::vector<IndexVar>& b) {
