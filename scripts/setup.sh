@@ -6,7 +6,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(cmake ninja-build gcc g++ libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
-          clang lld libclang-rt-14-dev)  # clang, lld, the runtime: fuzz targets (fuzz/)
+          clang lld libclang-rt-14-dev   # clang, lld, the runtime: fuzz targets (fuzz/)
+          python3-numpy python3-scipy)   # the SciPy oracle test (tests/oracle/)
 if [[ ${1:-} == --bench ]]; then
   packages+=(libeigen3-dev libgraphblas-dev petsc-dev)
 fi
