@@ -254,3 +254,39 @@ TEST_F(Cli, OutputIntoMissingDirectoryLeavesNoFile) {
 }
 
 }  // namespace
+
+namespace {
+
+/// Runs the tool with stdout on /dev/full; returns its exit status and stderr.
+std::pair<int, std::string> runIntoFullDevice(const fs::path& dir, const std::vector<std::string>& args) {
+  fs::path errFile = dir / "full.err";
+  pid_t pid = fork();
+  if (pid == 0) {
+    int out = open("/dev/full", O_WRONLY), err = open(errFile.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (out < 0 || err < 0) _exit(127);
+    dup2(out, 1);
+    dup2(err, 2);
+    std::vector<char*> argv{const_cast<char*>(TESSEL_TOOL)};
+    for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    execv(TESSEL_TOOL, argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return {WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(errFile)};
+}
+
+}  // namespace
+
+TEST_F(Cli, WritesToAFullDeviceFail) {
+  if (!fs::exists("/dev/full")) GTEST_SKIP() << "no /dev/full";
+  // A scalar result and emitted C go to stdout: a failed write is an error, not success.
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"run", "s = c(i) * c(i)", "-i", arg("c", "c.tns")},
+        std::vector<std::string>{"emit", "a(i) = B(i,j) * c(j)", "-f", "B:ds"}}) {
+    auto [code, err] = runIntoFullDevice(dir_, args);
+    EXPECT_EQ(code, 1) << args[0] << ": " << err;
+    EXPECT_NE(err.find("writing to standard output failed: No space left on device"), std::string::npos) << err;
+  }
+}

@@ -1,8 +1,11 @@
 // Shared plumbing of the tool's subcommands.
 #include "cli_common.h"
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
+#include <iostream>
 #include <limits>
 
 namespace tessel::cli {
@@ -80,6 +83,19 @@ int runGuarded(const std::function<int()>& action) {
     std::fprintf(stderr, "tessel: internal error: %s\n", e.what());
     return 1;
   }
+}
+
+int finishStdout(int rc) {
+  // A full disk or a closed pipe must not pass for success: what was printed (a scalar,
+  // emitted C, info) is the result. Flush both streams and check them once, at the end.
+  errno = 0;
+  std::cout.flush();
+  bool failed = !std::cout || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (!failed) return rc;
+  int err = errno;
+  std::fprintf(stderr, "tessel: error: writing to standard output failed%s%s\n", err ? ": " : "",
+               err ? std::strerror(err) : "");
+  return rc == 0 ? 1 : rc;
 }
 
 }  // namespace tessel::cli

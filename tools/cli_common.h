@@ -36,6 +36,9 @@ bool hasExtension(const std::string& path, const std::string& ext);
 int64_t dimsProduct(const std::vector<int64_t>& dims);
 double millis(std::chrono::steady_clock::duration d);
 
+/// Flushes and checks standard output after a command (`tessel ... > /dev/full`): a
+/// failed write prints one line and turns exit status 0 into 1.
+int finishStdout(int rc);
 /// Runs the selected subcommand's action with the exit-code contract.
 int runGuarded(const std::function<int()>& action);
 

@@ -25,5 +25,6 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "tessel: error: %s (try --help)\n", oneLine(e.what()).c_str());
     return 2;
   }
-  return runGuarded(action);
+  int rc = runGuarded(action);
+  return finishStdout(rc);
 }
