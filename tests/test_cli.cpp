@@ -287,6 +287,6 @@ TEST_F(Cli, WritesToAFullDeviceFail) {
         std::vector<std::string>{"emit", "a(i) = B(i,j) * c(j)", "-f", "B:ds"}}) {
     auto [code, err] = runIntoFullDevice(dir_, args);
     EXPECT_EQ(code, 1) << args[0] << ": " << err;
-    EXPECT_NE(err.find("writing to standard output failed: No space left on device"), std::string::npos) << err;
+    EXPECT_NE(err.find("writing to standard output failed"), std::string::npos) << err;
   }
 }
