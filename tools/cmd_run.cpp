@@ -259,7 +259,8 @@ void registerRun(CLI::App& app, Action& action) {
   run->add_option("--seed", opt->seed, "Seed for -g generators (default 1)");
   run->add_option("-s,--schedule", opt->schedule,
                   "Schedule commands, e.g. \"split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)\" "
-                  "(split divide pos fuse reorder precompute parallelize unroll bound)")
+                  "(split divide pos fuse reorder precompute parallelize unroll bound); precompute(j), precompute(expr,t) "
+                  "before all loops, precompute(expr,t,j) inside the loop over j")
       ->type_name("COMMANDS");
   run->add_option("--threads", opt->threads,
                   "Threads for parallel loops (default 1). Without -s, more than one thread picks a "

@@ -75,6 +75,14 @@ class Schedule {
   /// y(i) = A(i,j) * B(j,k) * x(k) into t(j) = B(j,k) * x(k), then y(i) = A(i,j) * t(j).
   /// e is matched by its printed form, or as some of the factors of a product.
   Schedule& precompute(const IndexExpr& e, const std::string& temporary);
+  /// Compute `e` (some of the factors of the right-hand side's product) inside the loop
+  /// over `at`, once per iteration of the loops down to it, into a dense temporary over
+  /// e's variables that the loops below `at` bind and the rest uses (its variables used
+  /// only in e are summed into it), in the same generated function: TACO's precompute
+  /// at a loop. MTTKRP A(i,l) = B(i,j,k)*C(j,l)*D(k,l) with
+  /// `precompute(B(i,j,k)*D(k,l), "t", j)` computes t(l) = sum_k B(i,j,k)*D(k,l) per (i,j),
+  /// then A(i,l) += t(l)*C(j,l): one multiply per non-zero and column fewer.
+  Schedule& precompute(const IndexExpr& e, const std::string& temporary, const IndexVar& at);
   Schedule& parallelize(const IndexVar& i, ParallelUnit unit = CPUThread, OutputRace race = NoRaces);
   Schedule& unroll(const IndexVar& i, int64_t factor);
   /// Promise: the extent of i is exactly (MaxExact) or at most (UpperBound) n; checked at run time.

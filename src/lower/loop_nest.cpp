@@ -77,9 +77,20 @@ class Scheduler {
   }
 
   LoopNest run() {
+    const ScheduleCommand* local = nullptr;
     for (const ScheduleCommand& c : s_.commands()) {
       cmd_ = &c;
+      // A temporary at a loop is placed in the final nest, whatever comes after it.
+      if (c.kind == K::Precompute && c.expr.defined() && !c.vars.empty()) {
+        if (local) fail("only one precompute at a loop per kernel");
+        local = &c;
+        continue;
+      }
       apply(c);
+    }
+    if (local) {
+      cmd_ = local;
+      precomputeAt(*local);
     }
     return nest_;
   }
@@ -311,10 +322,96 @@ class Scheduler {
     // A sub-expression's precompute splits the assignment into stages (Kernel), above
     // any one loop nest.
     if (c.vars.empty()) fail("a sub-expression is precomputed by Kernel::compile, not within one loop nest");
+    if (c.expr.defined()) return precomputeAt(c);
     const IndexVar& i = c.vars[0];
     if (std::find(p_.order.begin(), p_.order.end(), i) == p_.order.end())
       fail("unknown index variable " + i.name() + " (precompute names a variable of the assignment)");
     nest_.precompute = i;
+  }
+
+  /// Factors of a product chain, left to right (leaves that are not products).
+  static void factorsOf(const IndexExpr& e, std::vector<IndexExpr>& out) {
+    if (e.kind() == ExprKind::Mul) {
+      factorsOf(e.node().a, out);
+      factorsOf(e.node().b, out);
+    } else {
+      out.push_back(e);
+    }
+  }
+
+  static bool has(const std::vector<IndexVar>& vs, const IndexVar& v) {
+    return std::find(vs.begin(), vs.end(), v) != vs.end();
+  }
+
+  void precomputeAt(const ScheduleCommand& c) {
+    const IndexVar& at = c.vars[0];
+    int d = find(at);
+    if (d < 0) fail("unknown index variable " + at.name() + " (loops now: " + loopNames() + ")");
+    for (const Loop& l : nest_.loops)
+      if (l.kind != Loop::Kind::Coord || l.posAccess >= 0)
+        fail("a temporary at a loop needs the loops unsplit (no split, divide, pos or fuse before it)");
+    std::vector<IndexExpr> have, want;
+    factorsOf(p_.assignment.rhs, have);
+    factorsOf(c.expr, want);
+    LocalTemporary t;
+    t.name = c.tensor;
+    t.command = c.str();
+    t.at = at;
+    t.depth = d;
+    std::vector<bool> used(have.size(), false);
+    for (const IndexExpr& w : want) {
+      size_t f = 0;
+      while (f < have.size() && (used[f] || have[f].str() != w.str() || have[f].kind() != ExprKind::Access)) f++;
+      if (f == have.size())
+        fail("'" + c.expr.str() + "' is not some of the tensor factors of the right-hand side product " +
+             p_.assignment.rhs.str());
+      used[f] = true;
+      t.factors.push_back(have[f].get());
+    }
+    if (t.name.empty() || t.name == p_.args[0].tensor->name) fail("the temporary needs a name of its own");
+    for (const TensorArg& a : p_.args)
+      if (a.tensor->name == t.name) fail("the temporary needs a name that no tensor of the assignment has");
+    // Variables of e: bound at or above `at`, else t's indices (the rest uses them) or
+    // summed into t (only e uses them).
+    std::vector<IndexVar> rest = p_.output.levelVars, mine;
+    for (size_t f = 0; f < have.size(); f++)
+      if (!used[f])
+        for (const tessel::ExprNode* n : accessesOf(have[f])) rest.insert(rest.end(), n->vars.begin(), n->vars.end());
+    for (const tessel::ExprNode* n : t.factors)
+      for (const IndexVar& v : n->vars)
+        if (!has(mine, v)) mine.push_back(v);
+    for (const IndexVar& v : mine) {
+      int vd = find(v);
+      if (vd <= d) continue;
+      (has(rest, v) ? t.vars : t.summed).push_back(v);
+    }
+    for (const IndexVar& v : mine)
+      if (find(v) < d && !has(rest, v))  // t would hold one term of the sum per value of v
+        fail("the loop over " + at.name() + " does not enclose the sum over " + v.name() +
+             " (only '" + c.expr.str() + "' uses " + v.name() + ", and its loop runs outside); precompute at " +
+             v.name() + " or an outer loop");
+    for (const IndexVar& v : p_.output.levelVars)  // a broadcast output variable would be skipped below `at`
+      if (find(v) > d && !has(t.vars, v)) {
+        bool inRest = false;
+        for (size_t f = 0; f < have.size(); f++)
+          if (!used[f])
+            for (const tessel::ExprNode* n : accessesOf(have[f])) inRest |= has(n->vars, v);
+        if (!inRest) fail("the output's " + v.name() + " appears in no factor below the loop over " + at.name());
+      }
+    nest_.local = t;
+  }
+
+  static std::vector<const tessel::ExprNode*> accessesOf(const IndexExpr& e) {
+    std::vector<const tessel::ExprNode*> out;
+    std::vector<const tessel::ExprNode*> stack{e.get()};
+    while (!stack.empty()) {
+      const tessel::ExprNode* n = stack.back();
+      stack.pop_back();
+      if (n->kind == ExprKind::Access) out.push_back(n);
+      if (n->b.defined()) stack.push_back(n->b.get());
+      if (n->a.defined()) stack.push_back(n->a.get());
+    }
+    return out;
   }
 
   int loopFor(const IndexVar& v) const {

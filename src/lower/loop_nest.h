@@ -50,8 +50,22 @@ struct Loop {
   std::vector<IndexVar> touches() const;
 };
 
+/// precompute(e, t, at): e (some factors of the rhs product) computed per iteration of
+/// the loop over `at` into a dense temporary t, which the rest of the product then reads
+/// (concrete index notation: forall(at, where(consumer, producer)) inside the nest).
+struct LocalTemporary {
+  std::string name;
+  std::string command;                         ///< for messages
+  std::vector<const tessel::ExprNode*> factors;  ///< e's factors: accesses of the rhs
+  std::vector<IndexVar> vars;    ///< t's indices: bound below `at`, used by the rest
+  std::vector<IndexVar> summed;  ///< used only in e, bound below `at`: summed into t
+  IndexVar at;
+  int depth = -1;  ///< index of at's loop
+};
+
 struct LoopNest {
   std::vector<Loop> loops;
+  std::optional<LocalTemporary> local;
   /// A loop of the schedule wants the output gathered in a workspace at this variable.
   std::optional<IndexVar> precompute;
   std::string schedule;  ///< the schedule's text, for the generated code's header

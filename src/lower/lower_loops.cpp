@@ -11,6 +11,7 @@
 #include <set>
 
 #include "lower/level_format.h"
+#include "lower/local_temporary.h"
 #include "lower/merge_lattice.h"
 #include "lower/merge_tuner.h"
 #include "lower/output_assembly.h"
@@ -51,6 +52,16 @@ class LoopLowerer {
     if (plan.kind == OutputKind::Workspace)
       for (size_t d = plan.workspaceDepth; d < p.order.size(); d++)
         workspaceAt_ = std::min(workspaceAt_, nest.firstTouching(p.order[d]));
+    if (nest.local && phase == Phase::Numeric) {
+      const LocalTemporary& t = *nest.local;
+      if (plan.kind != OutputKind::Dense)
+        throw ScheduleError("schedule command " + t.command + ": a temporary at a loop needs a dense output for now");
+      for (int d = t.depth + 1; d < loops; d++)
+        if (nest.loops[d].parallel)
+          throw ScheduleError("schedule command " + t.command + ": the loops below " + t.at.name() +
+                              " run once per temporary and cannot be parallel");
+      local_.emplace(p, t, sym_);
+    }
   }
 
   Stmt run() {
@@ -59,6 +70,8 @@ class LoopLowerer {
     env.in.resize(p_.inputs.size());
     for (auto& st : boundChecks()) s.push_back(st);
     for (auto& st : out_.functionPrologue(phase_)) s.push_back(st);
+    if (local_)
+      for (auto& st : local_->allocate()) s.push_back(st);
     out_.resolve(env, phase_, s);
     if (!(phase_ == Phase::Symbolic && plan_.growRows)) {  // (assembly only allocates)
       Stmt loops = threadCopies(descend(0, p_.assignment.rhs, env));
@@ -68,6 +81,7 @@ class LoopLowerer {
       s.push_back(loops);
       for (auto& st : tuner_.finish(tuned)) s.push_back(st);
     }
+    if (local_) s.push_back(local_->release());
     for (auto& st : out_.functionEpilogue(phase_)) s.push_back(st);
     return block(s);
   }
@@ -86,6 +100,7 @@ class LoopLowerer {
   /// Locate every dense level whose variable is bound and whose parent is resolved.
   void resolveInputs(Env& env, const IndexExpr& e, std::vector<Stmt>& s) const {
     for (const tessel::ExprNode* n : accessesIn(e)) {
+      if (local_ && local_->reads(n)) continue;
       int a = p_.accessIndex(n);
       const auto& lv = p_.inputs[a].levelVars;
       auto& st = env.in[a];
@@ -101,7 +116,14 @@ class LoopLowerer {
     }
   }
 
+  static bool mentions(const IndexExpr& e, const IndexVar& v) {
+    for (const tessel::ExprNode* n : accessesIn(e))
+      if (std::find(n->vars.begin(), n->vars.end(), v) != n->vars.end()) return true;
+    return false;
+  }
+
   int iteratedAt(const Env& env, const tessel::ExprNode* n, const IndexVar& v) const {
+    if (local_ && local_->reads(n)) return -1;  // the temporary is dense: read, never iterated
     int a = p_.accessIndex(n);
     const auto& lv = p_.inputs[a].levelVars;
     size_t k = env.in[a].size();
@@ -118,6 +140,7 @@ class LoopLowerer {
       case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
         throw InternalError("lowering met a sum(...) node");
       case ExprKind::Access: {
+        if (local_ && local_->reads(&n)) return local_->element(env);
         int a = p_.accessIndex(&n);
         Expr pos = env.in[a].empty() ? intImm(0) : env.in[a].back().pos;
         TESSEL_CHECK(env.in[a].size() == p_.inputs[a].levelVars.size(),
@@ -155,6 +178,7 @@ class LoopLowerer {
     }
     if (env.inWorkspace) return out_.workspaceUpdate(env, phase_, phase_ == Phase::Numeric ? value(e, env) : nullptr);
     if (phase_ == Phase::Symbolic) return block({});
+    if (env.localProducer) return local_->addTo(env, value(e, env));
     Expr v = value(e, env);
     if (env.acc) return assign(env.acc, add(env.acc, v));
     return out_.storeValue(env, v);
@@ -171,7 +195,7 @@ class LoopLowerer {
     }
     if (env.pendingLevel >= 0 && !env.hit) return deferredAppend(d, e, env);
     // A scalar accumulator must not be shared by the iterations of a parallel loop.
-    if (phase_ == Phase::Numeric && !env.acc && !env.inWorkspace && out_.resolved(env) &&
+    if (phase_ == Phase::Numeric && !env.acc && !env.inWorkspace && !env.localProducer && out_.resolved(env) &&
         d < depthLimit_ && pp_.loop < d) {
       Expr acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
       env.acc = acc;
@@ -211,9 +235,27 @@ class LoopLowerer {
     }
     std::vector<Stmt> s;
     resolveInputs(e2, q.expr, s);
+    if (e2.localProducer) {  // computing a temporary: the output is not written here
+      s.push_back(descend(d + 1, q.expr, e2));
+      return block(s);
+    }
     out_.resolve(e2, phase_, s);
-    s.push_back(descend(d + 1, q.expr, e2));
+    std::optional<LocalSplit> local;
+    if (local_ && d == nest_.local->depth) local = local_->split(q.expr);
+    s.push_back(local ? localWhere(d, *local, e2) : descend(d + 1, q.expr, e2));
     out_.closeRow(env, e2, phase_, s);
+    return block(s);
+  }
+
+  /// precompute(e, t, at) inside at's loop: t's row zeroed, filled by e's loops, then
+  /// read by the rest's loops (each skips the loops over variables it lacks).
+  Stmt localWhere(int d, const LocalSplit& sp, const Env& env) {
+    Env base = env;
+    std::vector<Stmt> s = local_->startRow(base);
+    Env producer = base;
+    producer.localProducer = true;
+    s.push_back(descend(d + 1, sp.producer, producer));
+    s.push_back(descend(d + 1, sp.consumer, base));
     return block(s);
   }
 
@@ -611,6 +653,7 @@ class LoopLowerer {
   Stmt lowerAt(int d, const IndexExpr& e, const Env& env) {
     if (d == depthLimit_) return leaf(e, env);
     const Loop& loop = nest_.loops[d];
+    if (env.localOffset && loop.kind == Loop::Kind::Coord && !mentions(e, loop.of)) return descend(d + 1, e, env);
     if (loop.kind == Loop::Kind::Chunk) return lowerChunk(d, e, env);
     const int tuneFrom = tuner_.sites();
     const IndexVar& v = loop.of;
@@ -713,6 +756,7 @@ class LoopLowerer {
   Symbols sym_;
   OutputAssembly out_;
   int depthLimit_;
+  std::optional<LocalTemporaryLowering> local_;  ///< precompute(e, t, at), numeric phase
   int workspaceAt_;  ///< nest index where the workspace row starts
   MergeTuner tuner_{sym_};
   Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));

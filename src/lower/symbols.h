@@ -43,6 +43,11 @@ struct Env {
   bool inWorkspace = false;
   int pendingLevel = -1;  ///< deferred append of the last output levels from this level on
   ir::Expr hit;           ///< set when the reduction under a deferred append meets a case
+  /// Below the loop of precompute(e, t, at): this thread's row of t starts here; loops
+  /// over variables the expression lacks are skipped (producer and consumer each run
+  /// only their own loops).
+  ir::Expr localOffset;
+  bool localProducer = false;  ///< computing t: leaves add into t, not the output
 };
 
 /// Accesses in an expression, left to right.

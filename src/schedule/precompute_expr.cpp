@@ -225,7 +225,7 @@ Located locate(const Assignment& a, const ScheduleCommand& c) {
 }  // namespace
 
 bool precomputesExpr(const ScheduleCommand& c) {
-  return c.kind == ScheduleCommand::Kind::Precompute && c.expr.defined();
+  return c.kind == ScheduleCommand::Kind::Precompute && c.expr.defined() && c.vars.empty();
 }
 
 std::pair<Assignment, Assignment> splitPrecompute(

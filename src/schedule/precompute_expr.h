@@ -37,7 +37,8 @@ std::pair<Assignment, Assignment> splitPrecompute(
     const Assignment& a, const ScheduleCommand& c,
     const std::function<TensorBase(const PrecomputeTemporary&)>& temporary);
 
-/// A precompute of a sub-expression (not of an output level).
+/// A precompute of a sub-expression before all loops (not of an output level, not at a
+/// loop: those are the loop nest's).
 bool precomputesExpr(const ScheduleCommand& c);
 
 }  // namespace tessel

@@ -39,14 +39,16 @@ const char* kindName(ScheduleCommand::Kind k) {
 std::string ScheduleCommand::str() const {
   using K = ScheduleCommand::Kind;
   std::string s = std::string(kindName(kind)) + "(";
+  if (kind == K::Precompute && expr.defined()) {  // precompute(e,t) or precompute(e,t,at)
+    s += expr.str() + "," + tensor;
+    if (!vars.empty()) s += "," + vars[0].name();
+    return s + ")";
+  }
   for (size_t v = 0; v < vars.size(); v++) s += (v ? "," : "") + vars[v].name();
   switch (kind) {
     // Appends one piece at a time: "," + std::string trips GCC 12's false -Wrestrict.
     case K::Split: case K::Divide: case K::Unroll: s += ','; s += std::to_string(amount); break;
     case K::Pos: s += "," + tensor; break;
-    case K::Precompute:
-      if (expr.defined()) s += expr.str() + "," + tensor;
-      break;
     case K::Parallelize: s += std::string(",cpu_thread,") + raceName(race); break;
     case K::Bound:
       s += ',';
@@ -99,6 +101,13 @@ Schedule& Schedule::precompute(const IndexVar& i) {
 }
 Schedule& Schedule::precompute(const IndexExpr& e, const std::string& temporary) {
   ScheduleCommand c = make(ScheduleCommand::Kind::Precompute, {});
+  c.expr = e;
+  c.tensor = temporary;
+  commands_.push_back(c);
+  return *this;
+}
+Schedule& Schedule::precompute(const IndexExpr& e, const std::string& temporary, const IndexVar& at) {
+  ScheduleCommand c = make(ScheduleCommand::Kind::Precompute, {at});
   c.expr = e;
   c.tensor = temporary;
   commands_.push_back(c);

@@ -116,8 +116,11 @@ class CommandParser {
     } else if (n == "precompute") {
       if (c.args.size() == 2) {
         s.precompute(expression(c.args[0]), name(c.args[1]));
+      } else if (c.args.size() == 3) {
+        s.precompute(expression(c.args[0]), name(c.args[1]), var(2));
       } else {
-        if (c.args.size() != 1) fail("expected precompute(j) or precompute(expression,temporary)");
+        if (c.args.size() != 1)
+          fail("expected precompute(j), precompute(expression,temporary) or precompute(expression,temporary,j)");
         s.precompute(var(0));
       }
     } else if (n == "parallelize") {

@@ -1,0 +1,54 @@
+// precompute(e, t, at): the pieces of a temporary inside the loop nest that need no loop
+// lowering state. The loop lowerer emits, per iteration of at's loop,
+//   t[..] = 0;  (loops below at over e's variables) t[..] += e;  (loops over the rest's) out += rest * t[..]
+// t is dense, one row per thread (the loops above at may run in parallel).
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "ir/ir.h"
+#include "lower/loop_nest.h"
+#include "lower/symbols.h"
+
+namespace tessel::lower {
+
+/// A case expression split at the temporary: e's factors, and the rest times t.
+struct LocalSplit {
+  IndexExpr producer;
+  IndexExpr consumer;
+};
+
+class LocalTemporaryLowering {
+ public:
+  LocalTemporaryLowering(const Problem& p, const LocalTemporary& t, Symbols& sym);
+
+  /// `e` (a lattice case's expression) split, or nothing when it lacks e's factors (a
+  /// case in which they are absent needs no temporary).
+  std::optional<LocalSplit> split(const IndexExpr& e) const;
+  /// Is this access the consumer's read of t?
+  bool reads(const tessel::ExprNode* n) const { return n->tensor == tensor_; }
+  /// t's element at the variables bound in `env`, in this thread's row.
+  ir::Expr element(const Env& env) const;
+  /// t[..] += v at the variables bound in `env`.
+  ir::Stmt addTo(const Env& env, ir::Expr v) const;
+  /// Declare and allocate t (one row per thread), before the loops; freed after them.
+  std::vector<ir::Stmt> allocate() const;
+  ir::Stmt release() const { return ir::freeArray(all_); }
+  /// At the top of each iteration of at's loop: this thread's row offset, zeroed row.
+  std::vector<ir::Stmt> startRow(Env& env) const;
+  /// Variables each side's loops bind (loops over others are skipped below at).
+  const LocalTemporary& spec() const { return t_; }
+
+ private:
+  const Problem& p_;
+  const LocalTemporary& t_;
+  Symbols& sym_;
+  std::shared_ptr<TensorImpl> tensor_;  ///< t's identity in the consumer's expression
+  IndexExpr access_;                    ///< t(vars)
+  ir::Expr all_, len_;                  ///< every thread's rows; one row's length
+
+  ir::Expr index(const Env& env) const;
+};
+
+}  // namespace tessel::lower
