@@ -148,7 +148,8 @@ TEST(PrecomputeExpr, Rejections) {
   expectRejected(chain, "precompute(B(j,k)*x(k),y)", {"a name that no tensor of the assignment has"});
   expectRejected(chain, "precompute(B(j,k)*x(k),2t)", {"'2t' is not a tensor name"});
   expectRejected(chain, "precompute(B(j,k)*,t)", {"precompute(B(j,k)*,t)", "expected an operand", "at column 8"});
-  expectRejected(chain, "precompute(B(j,k),t,u)", {"expected precompute(j) or precompute(expression,temporary)"});
+  expectRejected(chain, "precompute(B(j,k),t,u)", {"unknown index variable u"});
+  expectRejected(chain, "precompute(B(j,k),t,j,u)", {"expected precompute(j), precompute(expression,temporary) or"});
   expectRejected(chain, "precompute(B(j),t)", {"B"});
   // Allowed: the whole right-hand side (nothing summed outside it).
   Assignment a = parseAssignment(chain + " + z(i)", t);
