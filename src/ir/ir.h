@@ -114,8 +114,11 @@ enum class ParallelStrategy {
   OwnSharesFirst,  ///< blocks: each thread takes blocks of its own contiguous share first,
                    ///< then what is left of the others' (tessel_next_block in C)
 };
-/// The operator of a reduction (a later semiring issue adds Min, Max, ...).
-enum class ReduceOp { Add };
+/// The operator of a reduction, and of a Store that updates an element (None: the Store
+/// assigns). Add is `+=`; Min and Max keep the smaller / larger (a semiring's add).
+enum class ReduceOp { None, Add, Min, Max };
+/// `op(a, b)` as an expression (Add, Min or Max; not None).
+Expr reduceExpr(ReduceOp op, Expr a, Expr b);
 /// Name of a loop kind, for messages.
 const char* loopKindName(LoopKind k);
 
@@ -165,7 +168,7 @@ struct StmtNode {
   std::vector<Stmt> elseBody;  ///< If: else (empty or one stmt)
   std::string text;            ///< Comment text (no other node holds text)
   LoopInfo loop;               ///< For: how it runs
-  bool accumulate = false;     ///< Store: +=
+  ReduceOp accumulate = ReduceOp::None;  ///< Store: array[index] = op(array[index], value)
   bool atomic = false;         ///< Store: one atomic update (with accumulate)
   bool persistent = false;     ///< Decl: keeps its value across calls (a function static, zeroed)
   AllocFill fill = AllocFill::None;  ///< Alloc: what the array starts with
@@ -179,6 +182,8 @@ Stmt decl(Expr v, Expr init = nullptr);
 Stmt persistentArray(Expr v, int64_t count);
 Stmt assign(Expr v, Expr value);
 Stmt store(Expr array, Expr index, Expr value, bool accumulate = false);
+/// array[index] = op(array[index], value) (op None: array[index] = value).
+Stmt store(Expr array, Expr index, Expr value, ReduceOp op);
 /// array[index] += value as one atomic update.
 Stmt atomicAdd(Expr array, Expr index, Expr value);
 /// for v in [begin, end), run as `loop` says.
