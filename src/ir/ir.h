@@ -219,7 +219,8 @@ Stmt simplify(const Stmt& s);
 Expr simplify(const Expr& e);
 /// Floating-point sum loops (`acc = acc + v` only) sum in independent chains: vector
 /// lanes where every load is affine in the loop, else two scalar chains (even and odd
-/// iterations). Deterministic for given loop bounds; see reduction_chains.cpp.
+/// iterations). Min/max loops (`acc = min(acc, v)`) get vector lanes where every load is
+/// affine. Deterministic for given loop bounds; see reduction_chains.cpp.
 Stmt splitReductionChains(const Stmt& s);
 /// Loops whose body only adds into one row (`for j: Y[idx(j)] += v(p, j)`, idx free of p)
 /// take four iterations at a time and update the row once; see unroll_jam.cpp.
