@@ -276,3 +276,21 @@ TEST(Semiring, VectorLanesReduceWithMinAndMax) {
     EXPECT_TRUE(tensorsClose(r.expected, r.result, 1e-12, 1e-12, &why, s)) << s.name << ": " << why;
   }
 }
+
+// Skewed rows: plus_times's default schedule splits the non-zeros with atomics; other
+// semirings (no atomic min) fall back to blocks of rows.
+TEST(Semiring, SkewedRowsDefaultSchedule) {
+  CooData A;
+  A.dims = {400, 400};
+  std::mt19937_64 rng(9);
+  for (int64_t j = 0; j < 400; j++) A.add({0, j}, static_cast<double>(j % 7) - 3);
+  for (int64_t i = 1; i < 400; i++) A.add({i, static_cast<int64_t>(rng() % 400)}, static_cast<double>(i % 5));
+  CooData x = randomCoo({400}, 1.0, rng);
+  for (const Semiring& s : {Semiring::minPlus(), Semiring::maxTimes()})
+    for (int threads : {2, 4}) {
+      std::vector<Operand> in = {{"A", A, Format::parse("ds")}, {"x", x, Format::parse("d")}};
+      Outcome r = runOver("y(i) = A(i,j) * x(j)", s, in, "y", {400}, Format::parse("d"), threads, "default");
+      std::string why;
+      EXPECT_TRUE(tensorsClose(r.expected, r.result, 1e-12, 1e-12, &why, s)) << s.name << " " << threads << ": " << why;
+    }
+}
