@@ -1,10 +1,12 @@
 // `tessel run` options beyond the core contract (-g, --time=REPS, --check, --seed)
-// and `tessel emit`.
+// and `tessel emit`; --semiring.
 #include <gtest/gtest.h>
 
 #include "support/test_support.h"
 
 #include <filesystem>
+#include <fstream>
+#include <limits>
 
 #include "support/tool_runner.h"
 
@@ -189,4 +191,56 @@ TEST_F(CliRun, BadSchedulesExitTwo) {
   expectUserError(with({"-s", "bound(j,jb,3)"}), {"bound()"});
   expectUserError(with({"-s", "precompute(c(j) * B(i,j),B)"}), {"precompute(c(j) * B(i,j),B)", "a name that no tensor"});
   expectUserError(with({"-s", "precompute(B(i,j) * d(j),t)"}), {"unknown tensor d"});
+}
+
+/// --semiring: y(i) = min over stored j of A(i,j) + x(j); the empty row is inf in the
+/// .tns, which reads back as inf; --check compares under the semiring.
+TEST_F(CliRun, SemiringMinPlusWritesInf) {
+  std::string A = (dir_ / "A.mtx").string(), x = (dir_ / "x.tns").string(), y = (dir_ / "y.tns").string();
+  {
+    std::ofstream a(A), v(x);
+    a << "%%MatrixMarket matrix coordinate real general\n3 3 3\n1 1 2\n1 3 -1\n3 2 3\n";
+    v << "1 1\n2 -2\n3 4\n";
+  }
+  for (const char* threads : {"1", "2"}) {
+    Result r = run({"run", "y(i) = A(i,j) * x(j)", "-f", "A:ds", "-i", "A:" + A, "-i", "x:" + x, "-o", "y:" + y,
+                    "--semiring", "min_plus", "--check", "--threads", threads});
+    ASSERT_EQ(r.code, 0) << show(r);
+    EXPECT_NE(r.err.find("check: OK"), std::string::npos) << show(r);
+    EXPECT_EQ(slurp(y), "1 3\n2 inf\n3 1\n");
+    tessel::FileContents back = tessel::readTensorFile(y);
+    ASSERT_EQ(back.data.nnz(), 3);
+    EXPECT_EQ(back.data.values[1], std::numeric_limits<double>::infinity());
+  }
+  Result m = run({"run", "y(i) = A(i,j) * x(j)", "-f", "A:ds", "-i", "A:" + A, "-i", "x:" + x, "-o", "y:" + y,
+                  "--semiring", "max_times", "--check"});
+  ASSERT_EQ(m.code, 0) << show(m);
+  EXPECT_EQ(slurp(y), "1 2\n2 -inf\n3 -6\n");
+}
+
+TEST_F(CliRun, SemiringInEmitAndHelp) {
+  Result e = run({"emit", "y(i) = A(i,j) * x(j)", "-f", "A:ds", "--semiring", "min_plus"});
+  ASSERT_EQ(e.code, 0) << show(e);
+  EXPECT_NE(e.out.find("INFINITY"), std::string::npos) << e.out;
+  Result plain = run({"emit", "y(i) = A(i,j) * x(j)", "-f", "A:ds"});
+  Result named = run({"emit", "y(i) = A(i,j) * x(j)", "-f", "A:ds", "--semiring", "plus_times"});
+  EXPECT_EQ(plain.out, named.out);
+  for (const char* cmd : {"run", "emit"}) {
+    Result h = run({cmd, "--help"});
+    EXPECT_NE(h.out.find("--semiring"), std::string::npos) << cmd;
+    EXPECT_NE(h.out.find("min_plus"), std::string::npos) << cmd;
+  }
+}
+
+TEST_F(CliRun, SemiringErrors) {
+  expectUserError(run({"emit", "y(i) = A(i,j) * x(j)", "--semiring", "tropical"}),
+                  {"--semiring", "tropical", "plus_times, min_plus, max_times"});
+  expectUserError(run({"emit", "y(i) = A(i,j) - x(j)", "--semiring", "min_plus"}),
+                  {"semiring min_plus has no '-'", "column 15"});
+  expectUserError(run({"run", "y(i) = A(i,j) / x(j)", "-g", "A:uniform:5,5,2", "-g", "x:dense:5", "--semiring",
+                       "max_times"}),
+                  {"semiring max_times has no '/'", "column 15"});
+  expectUserError(run({"emit", "y(i) = A(i,j) * x(j)", "-f", "A:ds", "--semiring", "min_plus", "-s",
+                       "pos(j,jp,A),split(jp,j0,j1,64),parallelize(j0,cpu_thread,atomics)"}),
+                  {"parallelize(j0,cpu_thread,atomics)", "min_plus"});
 }

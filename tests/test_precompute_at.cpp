@@ -9,7 +9,9 @@
 #include "support/test_support.h"
 #include "tessel/io.h"
 #include "tessel/kernel.h"
+#include "tessel/operators.h"
 #include "tessel/parser.h"
+#include "tessel/reference.h"
 
 using namespace tessel;
 using namespace tessel::testing;
@@ -92,6 +94,29 @@ TEST(PrecomputeAt, MttkrpAgainstReference) {
         expectAllThreads(kMttkrp, in, fmt("dd"), "precompute(D(k,l)*B(i,j,k),t,i)");
         expectAllThreads(kMttkrp, in, fmt("dd"), "precompute(B(i,j,k)*C(j,l),t,j)");
       }
+}
+
+TEST(PrecomputeAt, MinPlus) {
+  // Under min_plus the temporary starts at +inf and folds with min; max_times is refused
+  // (its zero, -inf, does not annihilate *: the consumer reads unmet entries of t).
+  std::mt19937_64 rng(25);
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({6, 4, 5}, 0.4, rng), fmt("sss"))},
+                                         {"C", makeTensor("C", randomCoo({4, 3}, 1.0, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({5, 3}, 1.0, rng), fmt("dd"))}};
+  for (int threads : {1, 2}) {
+    TensorBase A("A", Datatype::Float64, {6, 3}, fmt("dd"));
+    t["A"] = A;
+    Assignment a = parseAssignment(kMttkrp, t);
+    a.semiring = Semiring::minPlus();
+    Kernel::compile(a, parseSchedule("precompute(B(i,j,k)*D(k,l),t,j),parallelize(i)", a))->run(a, threads);
+    std::string why;
+    EXPECT_TRUE(tensorsClose(referenceEvaluate(a), A.toCoo(), 1e-12, 1e-12, &why, a.semiring)) << why;
+  }
+  TensorBase A("A", Datatype::Float64, {6, 3}, fmt("dd"));
+  t["A"] = A;
+  Assignment a = parseAssignment(kMttkrp, t);
+  a.semiring = Semiring::maxTimes();
+  EXPECT_THROW(Kernel::emitC(a, parseSchedule("precompute(B(i,j,k)*D(k,l),t,j)", a)), ScheduleError);
 }
 
 TEST(PrecomputeAt, ScalarTemporaryInAMatrixChain) {

@@ -14,6 +14,7 @@ struct EmitOptions {
   std::string schedule;
   int threads = 1;
   bool passes = false;
+  std::string semiring = "plus_times";
 };
 }  // namespace
 
@@ -30,6 +31,7 @@ void registerEmit(CLI::App& app, Action& action) {
   emit->add_option("-s,--schedule", opt->schedule, "Schedule commands (as for run)")->type_name("COMMANDS");
   emit->add_option("--threads", opt->threads, "Thread count whose default parallel schedule to use (as for run)")
       ->check(CLI::Range(1, 4096));
+  emit->add_option("--semiring", opt->semiring, kSemiringHelp)->type_name("NAME");
   emit->add_flag("--passes", opt->passes,
                  "Print the program after every pass of the compiler, each under a header naming the pass "
                  "(=== after analyze (loop order) ===, ..., === C (backend) ===)");
@@ -43,7 +45,7 @@ void registerEmit(CLI::App& app, Action& action) {
           std::fwrite(out.data(), 1, out.size(), stdout);
         };
       std::string code = generatedCode(opt->expr, parseExpressionArgs(opt->expr, opt->formats), opt->schedule,
-                                       opt->threads, print);
+                                       opt->threads, print, semiringOption(opt->semiring));
       if (opt->passes) return 0;  // the C was the last pass
       std::fwrite(code.data(), 1, code.size(), stdout);
       return 0;

@@ -2,7 +2,7 @@
 //
 //   tessel run "<expr>" [-f NAME:LEVELS[:ORDER]]... [-i NAME:FILE]... [-g NAME:KIND:ARGS]...
 //                       [-o NAME:FILE] [-s SCHEDULE] [--threads N] [--emit-c] [--time[=REPS]]
-//                       [--check] [--seed N]
+//                       [--check] [--seed N] [--semiring NAME]
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -32,6 +32,7 @@ struct Options {
   uint64_t seed = 1;
   std::string schedule;                 // -s
   int threads = 1;                      // --threads
+  std::string semiring = "plus_times";  // --semiring
 };
 
 /// Where each input comes from: a file or a generator spec.
@@ -169,19 +170,20 @@ void compileAndRun(const Options& opt, const Assignment& a, const std::function<
 
 /// --check: compare with the reference evaluator's result for the last run (taken before
 /// it: += reads the output); a mismatch is a tessel bug (exit 1).
-void checkAgainstReference(const CooData& expected, const TensorBase& output) {
+void checkAgainstReference(const CooData& expected, const TensorBase& output, const Semiring& semiring) {
   std::string why;
-  if (!tensorsClose(expected, output.toCoo(), 1e-9, 1e-12, &why))
+  if (!tensorsClose(expected, output.toCoo(), 1e-9, 1e-12, &why, semiring))
     throw InternalError("check: the result differs from the reference evaluator: " + why);
   std::fprintf(stderr, "check: OK (matches the reference evaluator)\n");
 }
 
 int runCommand(const Options& opt) {
+  Semiring semiring = semiringOption(opt.semiring);
   ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats);
   Sources sources = parseSources(opt, args);
   std::optional<std::string> outPath = parseOutputPath(opt, args);
   if (opt.emitC) {
-    std::string code = generatedCode(opt.expr, args, opt.schedule, opt.threads);
+    std::string code = generatedCode(opt.expr, args, opt.schedule, opt.threads, {}, semiring);
     std::fwrite(code.data(), 1, code.size(), stdout);
     return 0;
   }
@@ -204,17 +206,21 @@ int runCommand(const Options& opt) {
   }
   tensors.insert_or_assign(out.name, output);
 
-  Assignment a = parseAssignment(opt.expr, tensors);
-  checkAssignment(a);
+  Assignment a = parseOver(opt.expr, tensors, semiring);
   CooData expected;
   compileAndRun(opt, a, [&] {
     if (opt.check) expected = referenceEvaluate(a);
   });
-  if (opt.check) checkAgainstReference(expected, output);
+  if (opt.check) checkAgainstReference(expected, output, semiring);
 
   if (outPath && hasExtension(*outPath, ".tsb")) writeBinary(*outPath, output);  // in A's own format
   CooData result = output.toCoo();
-  if (outPath && !hasExtension(*outPath, ".tsb")) writeTensorFile(*outPath, result);
+  // Under another semiring 0 is a value like any other (absent is its zero, inf for
+  // min_plus): a .tns then lists every entry the output holds.
+  if (outPath && hasExtension(*outPath, ".tns") && !semiring.isPlusTimes())
+    writeTns(*outPath, result, false);
+  else if (outPath && !hasExtension(*outPath, ".tsb"))
+    writeTensorFile(*outPath, result);
   if (out.order == 0) {
     double v = 0;
     for (double x : result.values) v += x;
@@ -249,7 +255,8 @@ void registerRun(CLI::App& app, Action& action) {
       ->type_name("NAME:KIND:ARGS")
       ->allow_extra_args(false);
   run->add_option("-o,--output", opt->output,
-                  "Write the output tensor: .tns (1-based, zeros omitted), .mtx, or .tsb (binary, in its format)")
+                  "Write the output tensor: .tns (1-based, zeros omitted under plus_times; inf written as inf), "
+                  ".mtx, or .tsb (binary, in its format)")
       ->type_name("NAME:FILE");
   run->add_flag("--emit-c", opt->emitC, "Print the generated C code and exit (no inputs needed)");
   run->add_flag("--time{1}", opt->timeReps,
@@ -262,6 +269,7 @@ void registerRun(CLI::App& app, Action& action) {
                   "(split divide pos fuse reorder precompute parallelize unroll bound); precompute(j), precompute(expr,t) "
                   "before all loops, precompute(expr,t,j) inside the loop over j")
       ->type_name("COMMANDS");
+  run->add_option("--semiring", opt->semiring, kSemiringHelp)->type_name("NAME");
   run->add_option("--threads", opt->threads,
                   "Threads for parallel loops (default 1). Without -s, more than one thread picks a "
                   "parallel schedule: blocks of output rows, or an even split of non-zeros for skewed rows")

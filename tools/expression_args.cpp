@@ -1,6 +1,8 @@
 // Expression scanning and -f parsing shared by `run` and `emit`.
 #include "expression_args.h"
 
+#include <cctype>
+
 namespace tessel::cli {
 
 void ExpressionArgs::requireKnown(const std::string& name, const char* option) const {
@@ -35,14 +37,47 @@ Schedule chooseSchedule(const std::string& text, int threads, const Assignment& 
   return defaultParallelSchedule(a, threads);
 }
 
+const char* const kSemiringHelp =
+    "Semiring of the expression: plus_times (default), min_plus (* is +, + and sums are min; absent "
+    "entries are +inf, so y(i) = A(i,j) * x(j) is min over stored j of A(i,j) + x(j), inf for empty rows) "
+    "or max_times (+ and sums are max, absent entries -inf). Only plus_times has '-' and '/'";
+
+Semiring semiringOption(const std::string& name) {
+  try {
+    return Semiring::byName(name);
+  } catch (const NotationError& e) {
+    throw UsageError(std::string("--semiring: ") + e.what());
+  }
+}
+
+Assignment parseOver(const std::string& expr, const std::map<std::string, TensorBase>& tensors,
+                     const Semiring& semiring) {
+  if (!semiring.isPlusTimes()) {
+    // Name the column of the first operator the semiring lacks (the right-hand side's
+    // '-' or '/'; a '-' after an exponent's 'e' belongs to a number).
+    size_t eq = expr.find('=');
+    for (size_t k = eq == std::string::npos ? 0 : eq + 1; k < expr.size(); k++) {
+      char c = expr[k];
+      bool exponent = c == '-' && k >= 2 && (expr[k - 1] == 'e' || expr[k - 1] == 'E') &&
+                      std::isdigit(static_cast<unsigned char>(expr[k - 2]));
+      if ((c == '-' && !exponent) || c == '/')
+        throw ParseError("semiring " + semiring.name + " has no '" + std::string(1, c) + "'", expr,
+                         static_cast<int>(k) + 1);
+    }
+  }
+  Assignment a = parseAssignment(expr, tensors);
+  a.semiring = semiring;
+  checkAssignment(a);
+  return a;
+}
+
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule,
-                          int threads, const PassObserver& afterEachPass) {
+                          int threads, const PassObserver& afterEachPass, const Semiring& semiring) {
   std::map<std::string, TensorBase> tensors;
   for (const auto& u : args.uses)
     tensors.emplace(u.name, TensorBase(u.name, Datatype::Float64, std::vector<int64_t>(u.order, 1),
                                        args.formatOf(u)));
-  Assignment a = parseAssignment(expr, tensors);
-  checkAssignment(a);
+  Assignment a = parseOver(expr, tensors, semiring);
   std::string code = Kernel::emitC(a, chooseSchedule(schedule, threads, a), afterEachPass);
   if (!code.empty() && code.back() != '\n') code += '\n';
   return code;

@@ -29,9 +29,19 @@ ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<st
 /// The schedule text given with -s, else the default parallel schedule for `threads`.
 Schedule chooseSchedule(const std::string& text, int threads, const Assignment& a);
 
+/// The semiring named by --semiring; UsageError naming the option and the known names.
+Semiring semiringOption(const std::string& name);
+/// Parses `expr` into an assignment over `semiring`, checked; an operator the semiring
+/// lacks is a ParseError at its column ("semiring min_plus has no '-' at column 12").
+Assignment parseOver(const std::string& expr, const std::map<std::string, TensorBase>& tensors,
+                     const Semiring& semiring);
+
 /// The C code for the expression with the given schedule (-s text) or thread count;
 /// `afterEachPass`, when set, sees the program after every pass.
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule = "",
-                          int threads = 1, const PassObserver& afterEachPass = {});
+                          int threads = 1, const PassObserver& afterEachPass = {},
+                          const Semiring& semiring = Semiring::plusTimes());
+/// Help text of --semiring (run and emit).
+extern const char* const kSemiringHelp;
 
 }  // namespace tessel::cli

@@ -4,6 +4,9 @@
 //   k->run(A.assignment());                     // assemble the output, compute values
 //   auto p = Kernel::compile(A.assignment(), parseSchedule("...", A.assignment()));
 //   p->run(A.assignment(), 2);                  // on 2 threads
+//   Assignment a = y.assignment();              // another semiring (tessel/operators.h):
+//   a.semiring = Semiring::minPlus();           //   y(i) = min_j A(i,j) + x(j)
+//   Kernel::compile(a)->run(a);
 #pragma once
 
 #include <functional>

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "tessel/format.h"
+#include "tessel/operators.h"
 
 namespace tessel {
 
@@ -96,11 +97,13 @@ IndexExpr operator-(const IndexExpr& a);
 /// is written). Prints and parses as "sum(v, e)".
 IndexExpr sum(const IndexVar& v, const IndexExpr& e);
 
-/// lhs = rhs, or lhs += rhs when accumulate.
+/// lhs = rhs, or lhs += rhs when accumulate, over a semiring: `*` is the semiring's
+/// mul, `+`, `+=` and every reduction its add (see tessel/operators.h).
 struct Assignment {
   IndexExpr lhs;  ///< always an Access
   IndexExpr rhs;
   bool accumulate = false;
+  Semiring semiring = Semiring::plusTimes();
 
   const ExprNode& lhsNode() const { return lhs.node(); }
   std::string str() const;
@@ -139,6 +142,12 @@ std::vector<const ExprNode*> rhsAccesses(const Assignment& a);
 /// inside e and not used outside the sum in the same term. Throws NotationError /
 /// DimensionError naming the tensor and variable.
 void checkAssignment(const Assignment& a);
+
+/// Checks that the right-hand side uses only operators the semiring has: semirings
+/// other than plus_times have no inverses, so `-` (binary or unary) and `/` are refused
+/// with NotationError "semiring min_plus has no '-' (in B(i,j) - C(i,j))". Literals
+/// are allowed (a literal is a value stored everywhere). checkAssignment calls it.
+void checkSemiringFits(const Assignment& a);
 
 /// Extent of each variable in the assignment (after checkAssignment).
 int64_t extentOf(const Assignment& a, const IndexVar& v);

@@ -11,6 +11,12 @@
 // lhs; `sum(v, e)` sums e over every value of v where it is written. So
 // a(i) = B(i,j)*c(j) + d(i) is sum_j B(i,j)c(j) + d(i). lhs variables absent from a term
 // broadcast. `+=` adds to the output's current values.
+// Semirings (Assignment::semiring, tessel/operators.h): `*` is the semiring's mul, and
+// `+`, `+=` and every sum its add, with the same supports. An absent entry is the
+// semiring's zero (add's identity): min_plus's y(i) = A(i,j) * x(j) is the min over
+// stored j of A(i,j) + x(j), and a row with no stored entry is absent (+inf; a dense
+// output holds inf there). max_times likewise with max and *, absent = -inf. Every
+// stored entry counts, explicit zeros included. `-` and `/` exist only in plus_times.
 #pragma once
 
 #include <string>
@@ -23,10 +29,10 @@ namespace tessel {
 /// Result of `a` as entries (mode order), sorted, one per coordinate.
 CooData referenceEvaluate(const Assignment& a);
 
-/// Compares two tensors as dense functions (missing = 0): |x-y| <= atol + rtol*|y|,
-/// nan equals nan, inf equals same-signed inf. On mismatch fills `why` with the first
-/// differing coordinate and both values.
+/// Compares two tensors as dense functions (missing = the semiring's zero: 0, +inf for
+/// min_plus): |x-y| <= atol + rtol*|y|, nan equals nan, inf equals same-signed inf. On
+/// mismatch fills `why` with the first differing coordinate and both values.
 bool tensorsClose(const CooData& expected, const CooData& actual, double rtol, double atol,
-                  std::string* why = nullptr);
+                  std::string* why = nullptr, const Semiring& semiring = Semiring::plusTimes());
 
 }  // namespace tessel

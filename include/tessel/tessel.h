@@ -10,6 +10,7 @@
 #include "tessel/jit.h"
 #include "tessel/kernel.h"
 #include "tessel/notation.h"
+#include "tessel/operators.h"
 #include "tessel/parser.h"
 #include "tessel/plot.h"
 #include "tessel/reference.h"

@@ -41,8 +41,8 @@ class Printer {
       case ExprOp::Neg: return prefixed("(-", expr(e->args[0], false)) + ")";  // never "--x"
       case ExprOp::Not: return prefixed("!", expr(e->args[0], false));
       case ExprOp::Select: return selectCall(e);
-      case ExprOp::Min: return "tessel_min(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
-      case ExprOp::Max: return "tessel_max(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
+      case ExprOp::Min:
+      case ExprOp::Max: return minMax(e);
       case ExprOp::IDiv: return "tessel_idiv(" + expr(e->args[0]) + ", " + expr(e->args[1]) + ")";
       case ExprOp::AddressOf: return prefixed("&", expr(e->args[0], false));
       case ExprOp::ElemSize: return prefixed("sizeof(*", expr(e->args[0], false)) + ")";
@@ -96,8 +96,14 @@ class Printer {
         return;
       case StmtOp::Store:
         if (s->atomic) out_ << pad << "#pragma omp atomic\n";
+        if (s->accumulate == ReduceOp::Min || s->accumulate == ReduceOp::Max) {
+          if (s->atomic) throw InternalError("codegen: no atomic min/max store");
+          Expr element = load(s->args[0], s->args[1]);
+          out_ << pad << expr(element) << " = " << expr(reduceExpr(s->accumulate, element, s->args[2])) << ";\n";
+          return;
+        }
         out_ << pad << expr(s->args[0], false) << "[" << expr(s->args[1]) << "] "
-             << (s->accumulate ? "+=" : "=") << " " << expr(s->args[2]) << ";\n";
+             << (s->accumulate == ReduceOp::Add ? "+=" : "=") << " " << expr(s->args[2]) << ";\n";
         return;
       case StmtOp::For: {
         std::string v = s->args[0]->name;
@@ -209,6 +215,9 @@ class Printer {
   static const char* reduceOpText(ReduceOp op) {
     switch (op) {
       case ReduceOp::Add: return "+";
+      case ReduceOp::Min: return "min";
+      case ReduceOp::Max: return "max";
+      case ReduceOp::None: break;
     }
     throw InternalError("codegen: unknown reduction operator");
   }
@@ -226,6 +235,16 @@ class Printer {
     return prefixed("(", cType(e->type)) + ")" + call;
   }
 
+  /// tessel_min/max (int64 helpers) for indices; an inline comparison for floating
+  /// values (a semiring's add), whose operands are pure expressions.
+  std::string minMax(const Expr& e) {
+    std::string a = expr(e->args[0]), b = expr(e->args[1]);
+    bool isMin = e->op == ExprOp::Min;
+    bool fp = e->type.kind == TypeKind::Data && !e->type.pointer &&
+              (e->type.elem == Datatype::Float64 || e->type.elem == Datatype::Float32);
+    if (!fp) return std::string(isMin ? "tessel_min(" : "tessel_max(") + a + ", " + b + ")";
+    return "(" + a + (isMin ? " < " : " > ") + b + " ? " + a + " : " + b + ")";
+  }
   static std::string floatLiteral(const Expr& e) {
     double v = e->fval;
     if (std::isnan(v)) return "NAN";

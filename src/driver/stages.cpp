@@ -63,8 +63,8 @@ Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vec
   TensorBase out(lhs.tensor);
   // The temporary takes A's name: a schedule's error about the sum's output then names A.
   TensorBase partial = temporaryLike(kept, st.temporaries.size(), out.name(), out.datatype(), out.dims(), out.format());
-  Assignment sum{Access(partial, lhs.vars), rest.rhs, false};
-  Assignment add{Access(out, lhs.vars), Access(partial, lhs.vars), true};
+  Assignment sum{Access(partial, lhs.vars), rest.rhs, false, rest.semiring};
+  Assignment add{Access(out, lhs.vars), Access(partial, lhs.vars), true, rest.semiring};
   addStage(sum, own, "the sum into a temporary, " + sum.str());
   addStage(add, defaultParallelSchedule(add, 2), "adding it in, " + rest.lhs.str() + " += (the sum)");
   st.temporaries.push_back(partial);

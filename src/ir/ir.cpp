@@ -151,15 +151,27 @@ Stmt assign(Expr v, Expr value) {
   return n;
 }
 Stmt store(Expr array, Expr index, Expr value, bool accumulate) {
+  return store(std::move(array), std::move(index), std::move(value), accumulate ? ReduceOp::Add : ReduceOp::None);
+}
+Stmt store(Expr array, Expr index, Expr value, ReduceOp op) {
   auto n = snode(StmtOp::Store);
   n->args = {std::move(array), std::move(index), std::move(value)};
-  n->accumulate = accumulate;
+  n->accumulate = op;
   return n;
+}
+Expr reduceExpr(ReduceOp op, Expr a, Expr b) {
+  switch (op) {
+    case ReduceOp::Add: return add(std::move(a), std::move(b));
+    case ReduceOp::Min: return binary(ExprOp::Min, std::move(a), std::move(b));
+    case ReduceOp::Max: return binary(ExprOp::Max, std::move(a), std::move(b));
+    case ReduceOp::None: break;
+  }
+  throw InternalError("reduceExpr: no operator");
 }
 Stmt atomicAdd(Expr array, Expr index, Expr value) {
   auto n = snode(StmtOp::Store);
   n->args = {std::move(array), std::move(index), std::move(value)};
-  n->accumulate = true;
+  n->accumulate = ReduceOp::Add;
   n->atomic = true;
   return n;
 }

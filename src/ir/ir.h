@@ -114,8 +114,11 @@ enum class ParallelStrategy {
   OwnSharesFirst,  ///< blocks: each thread takes blocks of its own contiguous share first,
                    ///< then what is left of the others' (tessel_next_block in C)
 };
-/// The operator of a reduction (a later semiring issue adds Min, Max, ...).
-enum class ReduceOp { Add };
+/// The operator of a reduction, and of a Store that updates an element (None: the Store
+/// assigns). Add is `+=`; Min and Max keep the smaller / larger (a semiring's add).
+enum class ReduceOp { None, Add, Min, Max };
+/// `op(a, b)` as an expression (Add, Min or Max; not None).
+Expr reduceExpr(ReduceOp op, Expr a, Expr b);
 /// The infix symbol of a binary operator that reads the same in C and in the IR
 /// printer ("+", "==", "&&", ...); null for the others (IDiv, Min, Max, ...).
 const char* infixSymbol(ExprOp op);
@@ -168,7 +171,7 @@ struct StmtNode {
   std::vector<Stmt> elseBody;  ///< If: else (empty or one stmt)
   std::string text;            ///< Comment text (no other node holds text)
   LoopInfo loop;               ///< For: how it runs
-  bool accumulate = false;     ///< Store: +=
+  ReduceOp accumulate = ReduceOp::None;  ///< Store: array[index] = op(array[index], value)
   bool atomic = false;         ///< Store: one atomic update (with accumulate)
   bool persistent = false;     ///< Decl: keeps its value across calls (a function static, zeroed)
   AllocFill fill = AllocFill::None;  ///< Alloc: what the array starts with
@@ -182,6 +185,8 @@ Stmt decl(Expr v, Expr init = nullptr);
 Stmt persistentArray(Expr v, int64_t count);
 Stmt assign(Expr v, Expr value);
 Stmt store(Expr array, Expr index, Expr value, bool accumulate = false);
+/// array[index] = op(array[index], value) (op None: array[index] = value).
+Stmt store(Expr array, Expr index, Expr value, ReduceOp op);
 /// array[index] += value as one atomic update.
 Stmt atomicAdd(Expr array, Expr index, Expr value);
 /// for v in [begin, end), run as `loop` says.
@@ -217,7 +222,8 @@ Stmt simplify(const Stmt& s);
 Expr simplify(const Expr& e);
 /// Floating-point sum loops (`acc = acc + v` only) sum in independent chains: vector
 /// lanes where every load is affine in the loop, else two scalar chains (even and odd
-/// iterations). Deterministic for given loop bounds; see reduction_chains.cpp.
+/// iterations). Min/max loops (`acc = min(acc, v)`) get vector lanes where every load is
+/// affine. Deterministic for given loop bounds; see reduction_chains.cpp.
 Stmt splitReductionChains(const Stmt& s);
 /// Loops whose body only adds into one row (`for j: Y[idx(j)] += v(p, j)`, idx free of p)
 /// take four iterations at a time and update the row once; see unroll_jam.cpp.

@@ -90,7 +90,11 @@ void stmt(std::ostringstream& out, const Stmt& s, int ind) {
       return;
     case StmtOp::Store:
       out << pad << expr(s->args[0], false) << "[" << expr(s->args[1], true) << "] "
-          << (s->accumulate ? "+=" : "=") << " " << expr(s->args[2], true)
+          << (s->accumulate == ReduceOp::None  ? "="
+              : s->accumulate == ReduceOp::Add ? "+="
+              : s->accumulate == ReduceOp::Min ? "min="
+                                               : "max=")
+          << " " << expr(s->args[2], true)
           << (s->atomic ? "  // atomic" : "") << "\n";
       return;
     case StmtOp::For:

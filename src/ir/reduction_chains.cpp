@@ -14,6 +14,8 @@
 //    loop's exit mispredicts; shorter rows of one length keep the scalar loop. `omp simd`
 //    gathers lost to scalar loads everywhere (a per-row prologue and epilogue).
 // The order depends only on the loop's bounds, never on the thread count.
+// A semiring's `acc = min(acc, v)` / `max` (exact in any order) gets the vector lanes
+// (`reduction(min:acc)`) when every load is affine; other min/max loops stay as written.
 #include <functional>
 #include <optional>
 
@@ -39,6 +41,7 @@ struct Reduction {
   Expr acc;
   std::vector<Stmt> decls;  ///< the loop body's declarations, in order
   Expr value;               ///< v
+  ReduceOp op = ReduceOp::Add;  ///< acc = acc + v, or min(acc, v) / max(acc, v)
 };
 
 std::optional<Reduction> matchReduction(const Stmt& loop) {
@@ -49,9 +52,13 @@ std::optional<Reduction> matchReduction(const Stmt& loop) {
   if (last->op != StmtOp::Assign) return std::nullopt;
   const Expr& acc = last->args[0];
   const Expr& sum = last->args[1];
-  if (acc->op != ExprOp::Var || !isFloatScalar(acc->type) || sum->op != ExprOp::Add) return std::nullopt;
+  ReduceOp op = sum->op == ExprOp::Add ? ReduceOp::Add
+                : sum->op == ExprOp::Min ? ReduceOp::Min
+                : sum->op == ExprOp::Max ? ReduceOp::Max
+                                         : ReduceOp::None;
+  if (acc->op != ExprOp::Var || !isFloatScalar(acc->type) || op == ReduceOp::None) return std::nullopt;
   if (sum->args[0]->op != ExprOp::Var || sum->args[0]->name != acc->name) return std::nullopt;
-  Reduction r{acc, {}, sum->args[1]};
+  Reduction r{acc, {}, sum->args[1], op};
   if (mentions(r.value, acc->name) || hasCall(r.value)) return std::nullopt;
   for (size_t i = 0; i + 1 < stmts.size(); i++) {
     const Stmt& d = stmts[i];
@@ -168,11 +175,14 @@ class ChainSplitter {
   }
 
  private:
-  Stmt sum(const Stmt& loop, const Reduction& r) { return hasIndirectLoad(r) ? twoChains(loop, r) : vectorLanes(loop, r); }
+  Stmt sum(const Stmt& loop, const Reduction& r) {
+    if (!hasIndirectLoad(r)) return vectorLanes(loop, r);
+    return r.op == ReduceOp::Add ? twoChains(loop, r) : loop;  // chains and gathers are sums
+  }
 
   static Stmt vectorLanes(const Stmt& loop, const Reduction& r) {
     auto n = std::make_shared<StmtNode>(*loop);
-    n->loop = vectorReduction(r.acc, ReduceOp::Add);
+    n->loop = vectorReduction(r.acc, r.op);
     return n;
   }
 

@@ -51,7 +51,7 @@ std::optional<JamLoop> matchJam(const Stmt& loop) {
   std::vector<Stmt> inner = statementsOf(m.inner->body[0]);
   if (inner.empty()) return std::nullopt;
   m.store = inner.back();
-  if (m.store->op != StmtOp::Store || !m.store->accumulate || m.store->atomic) return std::nullopt;
+  if (m.store->op != StmtOp::Store || m.store->accumulate != ReduceOp::Add || m.store->atomic) return std::nullopt;
   for (size_t i = 0; i + 1 < inner.size(); i++) {
     if (!isPureDecl(inner[i])) return std::nullopt;
     m.innerDecls.push_back(inner[i]);

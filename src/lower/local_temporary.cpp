@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "lower/semiring_ir.h"
 #include "tessel/error.h"
 #include "tessel/tensor.h"
 
@@ -67,7 +68,9 @@ Expr LocalTemporaryLowering::index(const Env& env) const {
 
 Expr LocalTemporaryLowering::element(const Env& env) const { return load(all_, index(env)); }
 
-Stmt LocalTemporaryLowering::addTo(const Env& env, Expr v) const { return store(all_, index(env), std::move(v), true); }
+Stmt LocalTemporaryLowering::addTo(const Env& env, Expr v) const {
+  return store(all_, index(env), std::move(v), reduceOpOf(p_.assignment.semiring));  // the semiring's add
+}
 
 std::vector<Stmt> LocalTemporaryLowering::allocate() const {
   Expr len = intImm(1);
@@ -85,7 +88,7 @@ std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
   Expr thread = cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
   Datatype ct = sym_.computeType();
   return {decl(off, mul(thread, len_)),
-          forRange(x, intImm(0), len_, store(all_, add(off, x), zeroOf(ct)))};
+          forRange(x, intImm(0), len_, store(all_, add(off, x), zeroValue(p_.assignment.semiring, ct)))};
 }
 
 }  // namespace tessel::lower

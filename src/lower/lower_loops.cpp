@@ -16,6 +16,7 @@
 #include "lower/merge_tuner.h"
 #include "lower/output_assembly.h"
 #include "lower/position_search.h"
+#include "lower/semiring_ir.h"
 #include "lower/symbols.h"
 #include "tessel/error.h"
 #include "tessel/runtime_abi.h"
@@ -56,6 +57,11 @@ class LoopLowerer {
       const LocalTemporary& t = *nest.local;
       if (plan.kind != OutputKind::Dense)
         throw ScheduleError("schedule command " + t.command + ": a temporary at a loop needs a dense output for now");
+      // The consumer reads every entry of t, met or not: exact only where the semiring's
+      // zero annihilates its mul (an unmet -inf times a negative factor is not -inf).
+      if (!p.assignment.semiring.zeroAnnihilatesMul())
+        throw ScheduleError("schedule command " + t.command + ": a temporary at a loop needs a semiring whose zero " +
+                            "annihilates its mul (plus_times, min_plus), not " + p.assignment.semiring.name);
       for (int d = t.depth + 1; d < loops; d++)
         if (nest.loops[d].parallel)
           throw ScheduleError("schedule command " + t.command + ": the loops below " + t.at.name() +
@@ -133,6 +139,8 @@ class LoopLowerer {
 
   // ---- values ----------------------------------------------------------------------
 
+  const Semiring& semiring() const { return p_.assignment.semiring; }
+
   Expr value(const IndexExpr& e, const Env& env) const {
     const tessel::ExprNode& n = e.node();
     Datatype ct = sym_.computeType();
@@ -148,7 +156,7 @@ class LoopLowerer {
         if (auto ld = env.loaded.find(a); ld != env.loaded.end()) return ld->second;
         Expr v = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), pos));
         auto pr = env.present.find(a);
-        if (pr != env.present.end()) v = select(pr->second, v, value(IndexExpr(0.0), env));
+        if (pr != env.present.end()) v = select(pr->second, v, zeroValue(semiring(), ct));
         return v;
       }
       case ExprKind::Literal:
@@ -156,9 +164,9 @@ class LoopLowerer {
                    ? floatImm(n.value, scalar(ct))
                    : intImm(static_cast<int64_t>(n.value), scalar(ct));
       case ExprKind::Neg: return unary(ExprOp::Neg, value(n.a, env));
-      case ExprKind::Add: return add(value(n.a, env), value(n.b, env));
+      case ExprKind::Add: return applyOp(semiring().add, value(n.a, env), value(n.b, env));
       case ExprKind::Sub: return sub(value(n.a, env), value(n.b, env));
-      case ExprKind::Mul: return mul(value(n.a, env), value(n.b, env));
+      case ExprKind::Mul: return applyOp(semiring().mul, value(n.a, env), value(n.b, env));
       case ExprKind::Div: {
         bool fp = ct == Datatype::Float32 || ct == Datatype::Float64;
         return binary(fp ? ExprOp::Div : ExprOp::IDiv, value(n.a, env), value(n.b, env));
@@ -174,13 +182,13 @@ class LoopLowerer {
     if (env.hit) {
       Stmt mark = assign(env.hit, intImm(1, scalar(Datatype::Bool)));
       if (phase_ == Phase::Symbolic) return mark;
-      return block({assign(env.acc, add(env.acc, value(e, env))), mark});
+      return block({assign(env.acc, reduceExpr(reduceOpOf(semiring()), env.acc, value(e, env))), mark});
     }
     if (env.inWorkspace) return out_.workspaceUpdate(env, phase_, phase_ == Phase::Numeric ? value(e, env) : nullptr);
     if (phase_ == Phase::Symbolic) return block({});
     if (env.localProducer) return local_->addTo(env, value(e, env));
     Expr v = value(e, env);
-    if (env.acc) return assign(env.acc, add(env.acc, v));
+    if (env.acc) return assign(env.acc, reduceExpr(reduceOpOf(semiring()), env.acc, v));
     return out_.storeValue(env, v);
   }
 
@@ -200,7 +208,7 @@ class LoopLowerer {
       Expr acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
       env.acc = acc;
       Stmt inner = lowerAt(d, e, env);
-      return block({decl(acc, zeroOf(sym_.computeType())), inner, out_.storeValue(env, acc)});
+      return block({decl(acc, zeroValue(semiring(), sym_.computeType())), inner, out_.storeValue(env, acc)});
     }
     return lowerAt(d, e, env);
   }
@@ -213,7 +221,7 @@ class LoopLowerer {
     env.hit = hit;
     if (phase_ == Phase::Numeric) {
       env.acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
-      s.push_back(decl(env.acc, zeroOf(sym_.computeType())));
+      s.push_back(decl(env.acc, zeroValue(semiring(), sym_.computeType())));
     }
     s.push_back(lowerAt(d, e, env));
     std::vector<Stmt> then;
@@ -480,9 +488,12 @@ class LoopLowerer {
     Expr nt = var(sym_.fresh("nthreads"), i64()), total = var(sym_.fresh("ntmp"), i64());
     Expr t = var(sym_.fresh("t"), i64()), x = var(sym_.fresh("x"), i64());
     std::vector<Stmt> s = {decl(nt, maxThreads()),
-                           decl(total, mul(nt, size)), decl(tmp_), alloc(tmp_, total, true), loops};
+                           decl(total, mul(nt, size)), decl(tmp_), alloc(tmp_, total, !out_.needsZeroFill())};
+    if (out_.needsZeroFill()) s.push_back(out_.fillWithZero(tmp_, total));
+    s.push_back(loops);
     s.push_back(forRange(t, intImm(0), nt,
-                         forRange(x, intImm(0), size, store(vals, x, load(tmp_, add(mul(t, size), x)), true),
+                         forRange(x, intImm(0), size,
+                                  store(vals, x, load(tmp_, add(mul(t, size), x)), reduceOpOf(semiring())),
                                   cpuParallel(ParallelStrategy::Static))));
     s.push_back(freeArray(tmp_));
     return block(s);
@@ -568,6 +579,9 @@ class LoopLowerer {
   /// A union of unique iterators whose cases all go straight to the leaf.
   bool mergesWithoutCases(int d, const LatticePoint& pt, const std::vector<LatticePoint>& cases,
                           const std::map<int, IterVars>& iv) const {
+    // Absent operands read as the semiring's zero: exact only where that zero
+    // annihilates the products it may meet (not max_times: -inf * -2 is +inf).
+    if (!semiring().zeroAnnihilatesMul()) return false;
     size_t n = pt.iterators.size();
     if (n < 2 || n > 6 || d + 1 != depthLimit_ || cases.size() != (size_t{1} << n) - 1) return false;
     if (cases[0].iterators != pt.iterators) return false;
@@ -625,7 +639,7 @@ class LoopLowerer {
         for (int a : pt.iterators) {
           Expr val = var(sym_.fresh(p_.args[p_.inputs[a].arg].cname + "_val"), scalar(ct));
           Expr loaded = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), iv.at(a).pos));
-          body.push_back(decl(val, zeroOf(ct)));
+          body.push_back(decl(val, zeroValue(semiring(), ct)));
           body.push_back(ifThen(eq(iv.at(a).crd, vv), block({assign(val, loaded), assign(iv.at(a).pos, add(iv.at(a).pos, intImm(1)))})));
           e2.loaded[a] = val;
         }
@@ -657,7 +671,7 @@ class LoopLowerer {
     if (loop.kind == Loop::Kind::Chunk) return lowerChunk(d, e, env);
     const int tuneFrom = tuner_.sites();
     const IndexVar& v = loop.of;
-    MergeLattice L = buildLattice(e, [&](const tessel::ExprNode* n) { return iteratedAt(env, n, v); });
+    MergeLattice L = buildLattice(e, [&](const tessel::ExprNode* n) { return iteratedAt(env, n, v); }, semiring());
     if (L.empty()) return block({});
 
     std::set<int> its;

@@ -1,5 +1,5 @@
-// Merge lattice construction: intersection for *, union for + and -, the numerator's
-// support for /.
+// Merge lattice construction: intersection for the semiring's mul (*), union for its
+// add (+) and for -, the numerator's support for / (see merge_lattice.h).
 #include "lower/merge_lattice.h"
 
 #include <algorithm>
@@ -58,8 +58,12 @@ Points dedupe(Points pts) {
   return r;
 }
 
-Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated) {
+Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated, const Semiring& s) {
   const ExprNode& n = e.node();
+  // Inverses exist only in plus_times (checkSemiringFits refuses the others earlier).
+  if (!s.isPlusTimes() && (n.kind == ExprKind::Sub || n.kind == ExprKind::Neg || n.kind == ExprKind::Div))
+    throw InternalError("semiring " + s.name + " met an inverse operator in the merge lattice");
+  auto build = [&](const IndexExpr& x) { return lower::build(x, iterated, s); };
   switch (n.kind) {
     case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
       throw InternalError("lowering met a sum(...) node");
@@ -71,14 +75,14 @@ Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iter
     case ExprKind::Literal:
       return {{{}, e}};
     case ExprKind::Neg: {
-      Points r = build(n.a, iterated);
+      Points r = build(n.a);
       for (auto& p : r) p.expr = p.expr.defined() ? -p.expr : p.expr;
       return r;
     }
     case ExprKind::Mul:
-      return dedupe(conj(build(n.a, iterated), build(n.b, iterated), mulZ));
+      return dedupe(conj(build(n.a), build(n.b), mulZ));
     case ExprKind::Div: {
-      Points la = build(n.a, iterated), lb = build(n.b, iterated);
+      Points la = build(n.a), lb = build(n.b);
       Points r = conj(la, lb, divZ);
       for (auto& p : la) r.push_back({p.iterators, divZ(p.expr, {})});
       return dedupe(r);
@@ -86,7 +90,7 @@ Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iter
     case ExprKind::Add:
     case ExprKind::Sub: {
       bool add = n.kind == ExprKind::Add;
-      Points la = build(n.a, iterated), lb = build(n.b, iterated);
+      Points la = build(n.a), lb = build(n.b);
       Points r = conj(la, lb, add ? addZ : subZ);
       for (auto& p : la) r.push_back(p);
       for (auto& p : lb) r.push_back({p.iterators, add ? p.expr : subZ({}, p.expr)});
@@ -127,7 +131,8 @@ std::string MergeLattice::str() const {
   return s;
 }
 
-MergeLattice buildLattice(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated) {
+MergeLattice buildLattice(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated,
+                          const Semiring& semiring) {
   // A union of n sparse operands has 2^n - 1 points: refuse before it gets exponential.
   int sparse = 0;
   std::function<void(const IndexExpr&)> count = [&](const IndexExpr& x) {
@@ -141,7 +146,7 @@ MergeLattice buildLattice(const IndexExpr& e, const std::function<int(const Expr
     throw NotationError(std::string("expression too complex: ") + std::to_string(sparse) +
                         " sparse operands are co-iterated at one index variable (at most " +
                         std::to_string(kMaxCoiterated) + "); split it into several assignments");
-  Points pts = build(e, iterated);
+  Points pts = build(e, iterated, semiring);
   // Zero points compute nothing; a later point with an iterator set already seen can
   // never be selected (the earlier one matches first).
   MergeLattice l;

@@ -1,7 +1,11 @@
 // Merge lattices (TACO): for one index variable, the cases of co-iterating the sparse
 // operands of an expression. Each point names the iterators that must all have the
-// current coordinate, and the expression that remains when exactly those are present
-// (absent operands are zero: x*0 vanishes, x+0 is x, x/0 keeps the division).
+// current coordinate, and the expression that remains when exactly those are present.
+// The algebra decides (tessel/operators.h): an absent operand is the semiring's zero
+// (add's identity), so a sum keeps its other operand (x+0 is x, min(x,inf) is x: union)
+// and a product vanishes (x*0 = 0, x+inf = inf: intersection; max_times has no such
+// annihilator and its products are taken over stored operands, as GraphBLAS does).
+// Only plus_times has `-` and `/` (x/0 keeps the division).
 #pragma once
 
 #include <functional>
@@ -35,6 +39,7 @@ constexpr int kMaxCoiterated = 6;
 /// `iterated(access)` returns the access index if the access is iterated (sparse
 /// level) at the variable, or -1 if it is random-access or independent of it.
 /// Throws NotationError beyond kMaxCoiterated sparse operands.
-MergeLattice buildLattice(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated);
+MergeLattice buildLattice(const IndexExpr& e, const std::function<int(const ExprNode*)>& iterated,
+                          const Semiring& semiring = Semiring::plusTimes());
 
 }  // namespace tessel::lower

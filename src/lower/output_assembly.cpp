@@ -1,6 +1,7 @@
 // Output assembly: positions, appends, workspace rows, and the assemble function's
 // allocation code.
 #include "lower/output_assembly.h"
+#include "lower/semiring_ir.h"
 
 #include "tessel/error.h"
 #include "tessel/runtime_abi.h"
@@ -93,8 +94,11 @@ std::vector<Stmt> OutputAssembly::allocCrd(int level, const Expr& count, int cop
 
 std::vector<Stmt> OutputAssembly::allocVals(const Expr& count, bool zero) {
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
-  return {decl(vals), allocInto(vals, sym_.tensorField(0, "vals", -1), count, zero ? AllocFill::Zero : AllocFill::None),
-          setField("vals_size", -1, count)};
+  std::vector<Stmt> s = {decl(vals), allocInto(vals, sym_.tensorField(0, "vals", -1), count,
+                                               zero && !needsZeroFill() ? AllocFill::Zero : AllocFill::None),
+                         setField("vals_size", -1, count)};
+  if (zero && needsZeroFill()) s.push_back(fillWithZero(vals, count));
+  return s;
 }
 
 // ---- prologue / epilogue ------------------------------------------------------------
@@ -214,9 +218,19 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   AllocFill fill = plan_.inPlace                            ? AllocFill::Keep
                    : plan_.assignsAll || plan_.zeroSlices ? AllocFill::None
                                                           : AllocFill::Zero;
-  s.push_back(allocInto(vals, sym_.tensorField(0, "vals", -1), n, fill));
+  bool fillLoop = fill == AllocFill::Zero && needsZeroFill();
+  s.push_back(allocInto(vals, sym_.tensorField(0, "vals", -1), n, fillLoop ? AllocFill::None : fill));
   s.push_back(setField("vals_size", -1, n));
+  if (fillLoop) s.push_back(fillWithZero(vals, n));
   return s;
+}
+
+bool OutputAssembly::needsZeroFill() const { return semiring().zero() != 0; }
+
+Stmt OutputAssembly::fillWithZero(const Expr& vals, const Expr& count) const {
+  // Memory comes zeroed, not filled with another semiring's zero (+inf for min_plus).
+  Expr x = var(sym_.fresh("z"), i64());
+  return forRange(x, intImm(0), count, store(vals, x, zeroValue(semiring(), sym_.outputType())));
 }
 
 Stmt OutputAssembly::zeroSlice(const Expr& pos) const {
@@ -225,7 +239,7 @@ Stmt OutputAssembly::zeroSlice(const Expr& pos) const {
   Expr size = intImm(1);
   for (int k = 1; k < order(); k++) size = mul(size, sym_.arrays(0, k).dim);
   Expr x = var(sym_.fresh("z"), i64());
-  return forRange(x, mul(pos, size), mul(plus1(pos), size), store(sym_.vals(0), x, zeroOf(sym_.outputType())));
+  return forRange(x, mul(pos, size), mul(plus1(pos), size), store(sym_.vals(0), x, zeroValue(semiring(), sym_.outputType())));
 }
 
 Expr OutputAssembly::upperSize(std::vector<Stmt>& s) {
@@ -613,7 +627,7 @@ Stmt OutputAssembly::storeValue(const Env& env, const Expr& v) const {
   Expr pos = order() == 0 ? intImm(0) : env.out.back().pos;
   Expr value = cast(scalar(sym_.outputType()), v);
   if (pp_.atomics) return atomicAdd(sym_.vals(0), pos, value);
-  return store(sym_.vals(0), pos, value, plan_.scatter);
+  return store(sym_.vals(0), pos, value, plan_.scatter ? reduceOpOf(semiring()) : ReduceOp::None);
 }
 
 Stmt OutputAssembly::workspaceRegion(const Env& env, Phase phase, const Stmt& inner) {
@@ -674,7 +688,7 @@ Stmt OutputAssembly::workspaceUpdate(const Env& env, Phase phase, const Expr& v)
   if (phase == Phase::Symbolic)
     return ifThen(unary(ExprOp::Not, load(wMark_, j)), block(first));
   first.push_back(store(wVals_, j, v));
-  return ifThen(unary(ExprOp::Not, load(wMark_, j)), block(first), store(wVals_, j, v, true));
+  return ifThen(unary(ExprOp::Not, load(wMark_, j)), block(first), store(wVals_, j, v, reduceOpOf(semiring())));
 }
 
 }  // namespace tessel::lower

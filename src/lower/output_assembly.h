@@ -59,6 +59,11 @@ class OutputAssembly {
   void closeRow(const Env& before, const Env& after, Phase phase, std::vector<ir::Stmt>& s) const;
   /// All output levels have positions.
   bool resolved(const Env& env) const;
+  const Semiring& semiring() const { return p_.assignment.semiring; }
+  /// The semiring's zero is not 0: arrays that start at zero need a fill loop.
+  bool needsZeroFill() const;
+  /// for x in [0, count): vals[x] = the semiring's zero.
+  ir::Stmt fillWithZero(const ir::Expr& vals, const ir::Expr& count) const;
   /// Store (or accumulate, when a reduction encloses the output) a value.
   ir::Stmt storeValue(const Env& env, const ir::Expr& v) const;
 

@@ -123,6 +123,10 @@ ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest)
       if (plan.kind != OutputKind::Dense)
         fail(std::string(l.race == OutputRace::Atomics ? "atomics" : "temporary") + " need a dense output, and " +
              out + " is " + of.str());
+      // An atomic update is `+=`; other semirings' adds combine per-thread copies instead.
+      if (l.race == OutputRace::Atomics && !p.assignment.semiring.isPlusTimes())
+        fail("atomics update " + out + " with +=, but semiring " + p.assignment.semiring.name + " adds with " +
+             p.assignment.semiring.add.name + "; use temporary");
       pp.atomics = l.race == OutputRace::Atomics;
       pp.temporary = l.race == OutputRace::Temporary;
       break;

@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <map>
 
 #include "notation/reductions.h"
@@ -273,9 +274,23 @@ std::vector<const ExprNode*> rhsAccesses(const Assignment& a) {
   return out;
 }
 
+void checkSemiringFits(const Assignment& a) {
+  if (a.semiring.isPlusTimes() || !a.rhs.defined()) return;
+  std::function<void(const IndexExpr&)> walk = [&](const IndexExpr& e) {
+    const ExprNode& n = e.node();
+    const char* op = n.kind == ExprKind::Sub || n.kind == ExprKind::Neg ? "-" : n.kind == ExprKind::Div ? "/" : nullptr;
+    if (op)
+      throw NotationError("semiring " + a.semiring.name + " has no '" + op + "' (in " + e.str() + ")");
+    if (n.a.defined()) walk(n.a);
+    if (n.b.defined()) walk(n.b);
+  };
+  walk(a.rhs);
+}
+
 void checkAssignment(const Assignment& a) {
   const ExprNode& lhs = lhsAccess(a);
   if (!a.rhs.defined()) throw NotationError("the right-hand side of an assignment is undefined");
+  checkSemiringFits(a);
   if (!lhs.tensor) throw NotationError("the left-hand side accesses an undefined tensor");
 
   std::vector<const ExprNode*> accesses;

@@ -1,4 +1,5 @@
-// tensorsClose: compares two tensors as dense functions (a missing entry is 0).
+// tensorsClose: compares two tensors as dense functions (a missing entry is the
+// semiring's zero).
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -12,14 +13,15 @@ namespace {
 
 using Coords = std::vector<int64_t>;
 
-// Entries as a map (duplicate coordinates summed).
-std::map<Coords, double> entries(const CooData& c) {
+// Entries as a map (duplicate coordinates folded with the semiring's add).
+std::map<Coords, double> entries(const CooData& c, const Semiring& s) {
   std::map<Coords, double> out;
   const int order = c.order();
   Coords key(order);
   for (int64_t e = 0; e < c.nnz(); e++) {
     for (int m = 0; m < order; m++) key[m] = c.coords[e * order + m];
-    out[key] += c.values[e];
+    auto [it, inserted] = out.emplace(key, c.values[e]);
+    if (!inserted) it->second = s.add.apply(it->second, c.values[e]);
   }
   return out;
 }
@@ -46,17 +48,17 @@ bool close(double x, double y, double rtol, double atol) {
 }  // namespace
 
 bool tensorsClose(const CooData& expected, const CooData& actual, double rtol, double atol,
-                  std::string* why) {
+                  std::string* why, const Semiring& semiring) {
   if (expected.dims != actual.dims) {
     if (why) *why = "dimensions differ: expected " + tuple(expected.dims) + " but got " + tuple(actual.dims);
     return false;
   }
-  std::map<Coords, double> e = entries(expected), a = entries(actual);
+  std::map<Coords, double> e = entries(expected, semiring), a = entries(actual, semiring);
   // Walk the union of coordinates in order; the first mismatch is reported.
   auto ei = e.begin(), ai = a.begin();
   while (ei != e.end() || ai != a.end()) {
     Coords c;
-    double y = 0, x = 0;
+    double y = semiring.zero(), x = semiring.zero();  // a missing entry
     if (ai == a.end() || (ei != e.end() && ei->first < ai->first)) {
       c = ei->first;
       y = (ei++)->second;

@@ -63,13 +63,27 @@ class Evaluator {
     std::map<Coords, T> rows;
   };
 
-  // rows[key] += v (inserting v if absent). Keys usually arrive in sorted order, so the
-  // last row is tried first.
-  static void addTo(std::map<Coords, T>& rows, const Coords& key, T v) {
+  // The semiring's operators, written out here (not taken from the compiler): add
+  // folds sums, unions and reductions; mul combines the operands of a product.
+  T plus(T a, T b) const { return apply(a_.semiring.add.kind, a, b); }
+  T times(T a, T b) const { return apply(a_.semiring.mul.kind, a, b); }
+  static T apply(BinaryOpKind k, T a, T b) {
+    switch (k) {
+      case BinaryOpKind::Add: return Ops::add(a, b);
+      case BinaryOpKind::Mul: return Ops::mul(a, b);
+      case BinaryOpKind::Min: return b < a ? b : a;
+      case BinaryOpKind::Max: return b > a ? b : a;
+    }
+    throw InternalError("reference: bad semiring operator");
+  }
+
+  // rows[key] = plus(rows[key], v) (inserting v if absent). Keys usually arrive in
+  // sorted order, so the last row is tried first.
+  void addTo(std::map<Coords, T>& rows, const Coords& key, T v) {
     if (!rows.empty()) {
       auto last = std::prev(rows.end());
       if (last->first == key) {
-        last->second = Ops::add(last->second, v);
+        last->second = plus(last->second, v);
         return;
       }
       if (last->first < key) {
@@ -78,7 +92,7 @@ class Evaluator {
       }
     }
     auto [it, inserted] = rows.emplace(key, v);
-    if (!inserted) it->second = Ops::add(it->second, v);
+    if (!inserted) it->second = plus(it->second, v);
   }
 
   // rows[key] = v for a key known to be absent.
@@ -109,7 +123,8 @@ class Evaluator {
 
     CooData result;
     result.dims = lhs.tensor->dims;
-    if (outVars.empty() && out.empty()) out.emplace(Coords{}, T(0));  // a scalar always has a value
+    // A scalar always has a value: the semiring's zero when no term met an entry.
+    if (outVars.empty() && out.empty()) out.emplace(Coords{}, Ops::fromDouble(a_.semiring.zero()));
     const bool isBool = lhs.tensor->type == Datatype::Bool;
     for (const auto& [c, v] : out) {
       double d = Ops::toDouble(v);
@@ -157,7 +172,7 @@ class Evaluator {
 
   // Sums `r` over every variable not in `keep` (a subset of r.vars, in any order: the
   // result's columns).
-  static Relation project(Relation r, const std::vector<IndexVar>& keep) {
+  Relation project(Relation r, const std::vector<IndexVar>& keep) {
     if (keep == r.vars) return r;
     std::vector<size_t> where = positions(r.vars, keep);
     Relation out;
@@ -252,7 +267,7 @@ class Evaluator {
   }
 
   // Reorder the columns of `r` to `vars` (a permutation of r.vars).
-  static Relation reorder(Relation r, const std::vector<IndexVar>& vars) { return project(std::move(r), vars); }
+  Relation reorder(Relation r, const std::vector<IndexVar>& vars) { return project(std::move(r), vars); }
 
   static std::vector<IndexVar> unionVars(const std::vector<IndexVar>& a,
                                          const std::vector<IndexVar>& b) {
@@ -284,7 +299,7 @@ class Evaluator {
       for (const auto& [c, v] : l.rows) {
         for (size_t k = 0; k < lShared.size(); k++) sk[rShared[k]] = c[lShared[k]];
         auto it = r.rows.find(sk);
-        if (it != r.rows.end()) putNew(out.rows, c, Ops::mul(v, it->second));
+        if (it != r.rows.end()) putNew(out.rows, c, times(v, it->second));
       }
       return out;
     }
@@ -305,7 +320,7 @@ class Evaluator {
       for (const auto& [rest, rv] : g->second) {
         Coords key = c;
         key.insert(key.end(), rest.begin(), rest.end());
-        putNew(out.rows, std::move(key), Ops::mul(v, rv));
+        putNew(out.rows, std::move(key), times(v, rv));
       }
     }
     return out;

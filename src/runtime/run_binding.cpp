@@ -59,6 +59,7 @@ void walkExpr(const IndexExpr& e, Sink& sink) {
 template <typename Sink>
 void walkAssignment(const Assignment& a, Sink& sink) {
   sink.word(a.accumulate ? 1 : 0);
+  sink.word(static_cast<uint64_t>(a.semiring.add.kind) * 8 + static_cast<uint64_t>(a.semiring.mul.kind));
   walkExpr(a.lhs, sink);
   sink.rhsBegins();
   walkExpr(a.rhs, sink);

@@ -36,7 +36,7 @@ class Splitter {
     RootReduction root = rootReduction(rhs);
     IndexExpr body = hoist(root.body, out);
     for (auto v = root.vars.rbegin(); v != root.vars.rend(); ++v) body = sum(*v, body);
-    out.push_back(Assignment{lhs, body, accumulate});
+    out.push_back(Assignment{lhs, body, accumulate, a_.semiring});
   }
 
   /// e with every Sum node replaced by a temporary that earlier stages fill.

@@ -1,0 +1,76 @@
+// Operators are values: a binary operator carries its algebra (identity, annihilator,
+// idempotence), and a semiring pairs the operator that reduces (add) with the one that
+// combines operands (mul). Lowering reads these values, so plus_times is the default
+// semiring, not a special case:
+//   - a product is computed where all its operands are stored (intersection), a sum
+//     where any is (union), absent operands of a sum contributing add's identity;
+//   - a reduction starts at add's identity and folds with add (`acc = min(acc, v)`);
+//   - a dense output starts at add's identity (0 for plus_times, +inf for min_plus).
+//
+//   Assignment a = ...;  a.semiring = Semiring::minPlus();   // y(i) = min_j A(i,j) + x(j)
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tessel {
+
+/// The computations a BinaryOp can name (the code generator maps each to an operation).
+enum class BinaryOpKind { Add, Mul, Min, Max };
+
+/// A binary operator with its algebra.
+struct BinaryOp {
+  BinaryOpKind kind = BinaryOpKind::Add;
+  std::string name;                   ///< "plus", "times", "min", "max"
+  std::string symbol;                 ///< how the text syntax writes it ("+", "*"; "min" for min)
+  double identity = 0;                ///< op(identity, x) == x
+  std::optional<double> annihilator;  ///< op(annihilator, x) == annihilator, where one exists
+  bool idempotent = false;            ///< op(x, x) == x
+  bool commutative = true;
+  /// The operator applied to two doubles (min/max as std::fmin/fmax would not be: a nan
+  /// operand propagates only from the right, as the generated `a < b ? a : b` does).
+  double apply(double a, double b) const;
+  bool operator==(const BinaryOp& o) const { return kind == o.kind; }
+
+  static BinaryOp plus();   ///< +, identity 0, no annihilator
+  static BinaryOp times();  ///< *, identity 1, annihilator 0
+  static BinaryOp min();    ///< min, identity +inf, annihilator -inf, idempotent
+  static BinaryOp max();    ///< max, identity -inf, annihilator +inf, idempotent
+};
+
+/// A semiring (add, mul). The text syntax writes mul as `*` and add as `+` whatever the
+/// semiring; a reduction (implicit or `sum`) folds with add. Semirings other than
+/// plus_times have no additive or multiplicative inverse: `-` (binary or unary) and `/`
+/// are refused with them (checkSemiringFits).
+struct Semiring {
+  std::string name = "plus_times";
+  BinaryOp add = BinaryOp::plus();
+  BinaryOp mul = BinaryOp::times();
+
+  /// The value of an absent entry: add's identity (0, +inf for min_plus).
+  double zero() const { return add.identity; }
+  /// Whether this is the ordinary arithmetic (which has `-` and `/`).
+  bool isPlusTimes() const { return add.kind == BinaryOpKind::Add && mul.kind == BinaryOpKind::Mul; }
+  /// add's identity annihilates mul (0*x = 0, inf+x = inf): reading an absent operand of
+  /// a product as zero() gives the same result as skipping the product. Not so for
+  /// max_times (-inf * -2 = +inf), whose products are skipped structurally.
+  bool zeroAnnihilatesMul() const { return mul.annihilator && *mul.annihilator == add.identity; }
+  bool operator==(const Semiring& o) const { return add == o.add && mul == o.mul; }
+
+  /// Ordinary arithmetic: sum of products. The default.
+  static Semiring plusTimes();
+  /// min over products taken as sums: shortest paths. add = min (identity +inf),
+  /// mul = + (annihilator +inf).
+  static Semiring minPlus();
+  /// max over products: most reliable paths. add = max with identity -inf (values may
+  /// be negative, as GraphBLAS's GrB_MAX_TIMES_SEMIRING_FP64), mul = *.
+  static Semiring maxTimes();
+  /// The semiring named `name` (plus_times, min_plus, max_times). Throws UsageError
+  /// listing the known names.
+  static Semiring byName(const std::string& name);
+  /// The names byName() knows, in order.
+  static std::vector<std::string> names();
+};
+
+}  // namespace tessel

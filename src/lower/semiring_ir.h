@@ -1,0 +1,49 @@
+// A semiring's operators as IR: what lowering emits for the assignment's `*`, `+`,
+// reductions and absent entries (tessel/operators.h). plus_times gives exactly the IR
+// of plain arithmetic (add, mul, zeroOf), so its kernels are unchanged.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+
+#include "ir/ir.h"
+#include "tessel/error.h"
+#include "tessel/operators.h"
+
+namespace tessel::lower {
+
+/// The IR operation of a semiring operator.
+inline ir::Expr applyOp(const BinaryOp& op, ir::Expr a, ir::Expr b) {
+  switch (op.kind) {
+    case BinaryOpKind::Add: return ir::add(std::move(a), std::move(b));
+    case BinaryOpKind::Mul: return ir::mul(std::move(a), std::move(b));
+    case BinaryOpKind::Min: return ir::binary(ir::ExprOp::Min, std::move(a), std::move(b));
+    case BinaryOpKind::Max: return ir::binary(ir::ExprOp::Max, std::move(a), std::move(b));
+  }
+  throw InternalError("unknown semiring operator");
+}
+
+/// The reduction (and accumulating store) operator of a semiring's add.
+inline ir::ReduceOp reduceOpOf(const Semiring& s) {
+  switch (s.add.kind) {
+    case BinaryOpKind::Add: return ir::ReduceOp::Add;
+    case BinaryOpKind::Min: return ir::ReduceOp::Min;
+    case BinaryOpKind::Max: return ir::ReduceOp::Max;
+    case BinaryOpKind::Mul: break;
+  }
+  throw InternalError("semiring " + s.name + ": no reduction for its add");
+}
+
+/// The semiring's zero (add's identity) as a constant of type t: 0 for plus_times; an
+/// infinity becomes the type's extreme value for integer types.
+inline ir::Expr zeroValue(const Semiring& s, Datatype t) {
+  double z = s.zero();
+  if (z == 0) return ir::zeroOf(t);
+  if (t == Datatype::Float32 || t == Datatype::Float64) return ir::floatImm(z, ir::scalar(t));
+  if (std::isinf(z))
+    return ir::intImm(z > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min(), ir::scalar(t));
+  return ir::intImm(static_cast<int64_t>(z), ir::scalar(t));
+}
+
+}  // namespace tessel::lower
