@@ -30,8 +30,9 @@ IndexExpr productOf(const std::vector<IndexExpr>& fs) {
 
 }  // namespace
 
-LocalTemporaryLowering::LocalTemporaryLowering(const Problem& p, const LocalTemporary& t, Symbols& sym)
-    : p_(p), t_(t), sym_(sym) {
+LocalTemporaryLowering::LocalTemporaryLowering(const Problem& p, const LocalTemporary& t, Symbols& sym,
+                                               bool serial)
+    : p_(p), t_(t), sym_(sym), serial_(serial) {
   // t has an identity (the consumer's access points to it) but no arrays: the kernel
   // allocates its rows itself.
   tensor_ = std::make_shared<TensorImpl>();
@@ -75,7 +76,7 @@ Stmt LocalTemporaryLowering::addTo(const Env& env, Expr v) const {
 std::vector<Stmt> LocalTemporaryLowering::allocate() const {
   Expr len = intImm(1);
   for (const IndexVar& v : t_.vars) len = mul(len, sym_.extent(v));
-  Expr threads = cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32)));
+  Expr threads = serial_ ? intImm(1) : cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32)));
   // At least one element: a zero-sized row must still allocate (tessel_alloc of 0).
   Expr rows = mul(binary(ExprOp::Max, len_, intImm(1)), threads);
   return {decl(len_, len), decl(all_), alloc(all_, rows, false)};
@@ -85,7 +86,7 @@ std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
   Expr off = var(sym_.fresh(t_.name + "_row"), i64());
   env.localOffset = off;
   Expr x = var(sym_.fresh(t_.name + "_x"), i64());
-  Expr thread = cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
+  Expr thread = serial_ ? intImm(0) : cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
   Datatype ct = sym_.computeType();
   return {decl(off, mul(thread, len_)),
           forRange(x, intImm(0), len_, store(all_, add(off, x), zeroValue(p_.assignment.semiring, ct)))};

@@ -21,7 +21,8 @@ struct LocalSplit {
 
 class LocalTemporaryLowering {
  public:
-  LocalTemporaryLowering(const Problem& p, const LocalTemporary& t, Symbols& sym);
+  /// `serial`: no loop of the nest runs in parallel, so one row serves every iteration.
+  LocalTemporaryLowering(const Problem& p, const LocalTemporary& t, Symbols& sym, bool serial);
 
   /// `e` (a lattice case's expression) split, or nothing when it lacks e's factors (a
   /// case in which they are absent needs no temporary).
@@ -47,6 +48,7 @@ class LocalTemporaryLowering {
   std::shared_ptr<TensorImpl> tensor_;  ///< t's identity in the consumer's expression
   IndexExpr access_;                    ///< t(vars)
   ir::Expr all_, len_;                  ///< every thread's rows; one row's length
+  bool serial_;                         ///< one row, at offset 0 (no thread number per iteration)
 
   ir::Expr index(const Env& env) const;
 };

@@ -66,7 +66,7 @@ class LoopLowerer {
         if (nest.loops[d].parallel)
           throw ScheduleError("schedule command " + t.command + ": the loops below " + t.at.name() +
                               " run once per temporary and cannot be parallel");
-      local_.emplace(p, t, sym_);
+      local_.emplace(p, t, sym_, nest.parallelLoop() < 0);
     }
   }
 
