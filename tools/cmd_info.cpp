@@ -124,7 +124,7 @@ int infoCommand(const InfoOptions& opt) {
   if (order == 0) {
     c = raw;
   } else {
-    Format f = withFittingWidths(Format(std::vector<LevelKind>(order, LevelKind::Compressed)),
+    Format f = withFittingWidths(CSF(order),
                                  raw.dims, raw.nnz());
     TensorBase t("T", Datatype::Float64, raw.dims, f);
     t.setFromCoo(raw);

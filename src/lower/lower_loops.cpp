@@ -84,7 +84,9 @@ class LoopLowerer {
   }
 
   /// Locate every dense level whose variable is bound and whose parent is resolved.
-  void resolveInputs(Env& env, const IndexExpr& e, std::vector<Stmt>& s) const {
+  /// Returns true if a located level has presence flags (a new probe in env.probed).
+  bool resolveInputs(Env& env, const IndexExpr& e, std::vector<Stmt>& s) const {
+    bool probed = false;
     for (const tessel::ExprNode* n : accessesIn(e)) {
       int a = p_.accessIndex(n);
       const auto& lv = p_.inputs[a].levelVars;
@@ -94,11 +96,18 @@ class LoopLowerer {
         const LevelFormat& lf = fmt(a, k);
         if (!lf.locatable() || !env.bound.count(lv[k].id())) break;
         Expr pos = sym_.iterPos(a, k);
-        s.push_back(decl(pos, lf.locate(sym_.arrays(p_.inputs[a].arg, k), parentOf(env, a).pos,
-                                        env.bound.at(lv[k].id()))));
+        LevelArrays arr = sym_.arrays(p_.inputs[a].arg, k);
+        s.push_back(decl(pos, lf.locate(arr, parentOf(env, a).pos, env.bound.at(lv[k].id()))));
         st.push_back({pos, pos, add(pos, intImm(1))});
+        if (lf.hasFlagArray()) {  // located, but the slot may be absent: probe its flag
+          Expr flag = lf.present(arr, pos);
+          auto pr = env.probed.find(a);
+          env.probed[a] = pr == env.probed.end() ? flag : land(pr->second, flag);
+          probed = true;
+        }
       }
     }
+    return probed;
   }
 
   int iteratedAt(const Env& env, const tessel::ExprNode* n, const IndexVar& v) const {
@@ -126,6 +135,8 @@ class LoopLowerer {
         Expr v = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), pos));
         auto pr = env.present.find(a);
         if (pr != env.present.end()) v = select(pr->second, v, value(IndexExpr(0.0), env));
+        auto pb = env.probed.find(a);
+        if (pb != env.probed.end()) v = select(pb->second, v, value(IndexExpr(0.0), env));
         return v;
       }
       case ExprKind::Literal:
@@ -146,7 +157,40 @@ class LoopLowerer {
 
   // ---- structure -------------------------------------------------------------------
 
+  /// Where e has an entry, from the flags of probed (Bitmap) accesses: a product needs
+  /// every factor, a sum any term. Null: always (no probed access decides it).
+  Expr presence(const IndexExpr& e, const Env& env) const {
+    const tessel::ExprNode& n = e.node();
+    switch (n.kind) {
+      case ExprKind::Access: {
+        auto pb = env.probed.find(p_.accessIndex(&n));
+        return pb == env.probed.end() ? nullptr : pb->second;
+      }
+      case ExprKind::Neg:
+      case ExprKind::Div: return presence(n.a, env);
+      case ExprKind::Mul: {
+        Expr a = presence(n.a, env), b = presence(n.b, env);
+        return !a ? b : !b ? a : land(a, b);
+      }
+      case ExprKind::Add:
+      case ExprKind::Sub: {
+        Expr a = presence(n.a, env), b = presence(n.b, env);
+        return a && b ? binary(ExprOp::Or, a, b) : nullptr;
+      }
+      default: return nullptr;
+    }
+  }
+
+  /// A leaf where no probed operand is present computes nothing: skip it, so bitmap
+  /// operands are visited only at their present coordinates (no explicit zeros stored).
   Stmt leaf(const IndexExpr& e, const Env& env) {
+    Stmt s = leafBody(e, env);
+    if (env.probed.empty()) return s;
+    Expr guard = presence(e, env);
+    return guard ? ifThen(guard, s) : s;
+  }
+
+  Stmt leafBody(const IndexExpr& e, const Env& env) {
     spend(nodes(e));
     if (env.hit) {
       Stmt mark = assign(env.hit, intImm(1, scalar(Datatype::Bool)));
@@ -210,9 +254,14 @@ class LoopLowerer {
       e2.in[a].push_back({it.pos, it.pos, it.unique ? add(it.pos, intImm(1)) : it.seg});
     }
     std::vector<Stmt> s;
-    resolveInputs(e2, q.expr, s);
-    out_.resolve(e2, phase_, s);
-    s.push_back(descend(d + 1, q.expr, e2));
+    // A case where no probed (Bitmap) operand is present computes nothing: skipped
+    // whole, output appends included, in the symbolic and numeric phases alike.
+    Expr guard = resolveInputs(e2, q.expr, s) ? presence(q.expr, e2) : nullptr;
+    std::vector<Stmt> body;
+    out_.resolve(e2, phase_, body);
+    body.push_back(descend(d + 1, q.expr, e2));
+    if (guard) s.push_back(ifThen(guard, block(body)));
+    else s.insert(s.end(), body.begin(), body.end());
     out_.closeRow(env, e2, phase_, s);
     return block(s);
   }
