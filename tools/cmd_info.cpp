@@ -208,6 +208,11 @@ int infoCommand(const InfoOptions& opt) {
     dense.add(cellsI, valB);
     if (over) dense.v = static_cast<unsigned __int128>(INT64_MAX) + 1;
     sizes.push_back({"dense", dense});
+    // Bitmap levels throughout: a value slot and a one-byte presence flag per cell.
+    Bytes bitmap;
+    bitmap.add(cellsI, valB + 1);
+    if (over) bitmap.v = static_cast<unsigned __int128>(INT64_MAX) + 1;
+    if (order > 0) sizes.push_back({"bitmap (" + std::string(order, 'b') + ")", bitmap});
   }
 
   // Row/column (matrices) or fiber/slice (order >= 3) statistics.

@@ -510,16 +510,23 @@ void TensorBase::pack() {
 }
 
 CooData TensorBase::toCoo() const {
+  std::vector<int64_t> positions;
+  return toCoo(positions);
+}
+
+CooData TensorBase::toCoo(std::vector<int64_t>& positions) const {
   const TensorImpl& t = checkedImpl(impl_);
+  positions.clear();
   const tessel_tensor_t& raw = t.storage.raw;
   const int r = order();
   CooData out;
   out.dims = t.dims;
   if (raw.vals_size > 0) TESSEL_CHECK(raw.vals != nullptr, "tensor " + t.name + " has no values");
   if (r == 0) {
-    if (raw.vals_size > 0) out.values.push_back(readValue(t.type, raw.vals, 0));
+    if (raw.vals_size > 0) out.values.push_back(readValue(t.type, raw.vals, 0)), positions.push_back(0);
     return out;
   }
+  positions.reserve(static_cast<size_t>(raw.vals_size));
   out.values.reserve(static_cast<size_t>(raw.vals_size));
   out.coords.reserve(static_cast<size_t>(raw.vals_size) * r);
   const std::vector<int>& mo = t.format.modeOrder();
@@ -553,6 +560,7 @@ CooData TensorBase::toCoo() const {
                    "tensor " + t.name + ": level arrays do not cover the values array in order");
       out.coords.insert(out.coords.end(), mc.begin(), mc.end());
       out.values.push_back(readValue(t.type, raw.vals, q));
+      positions.push_back(q);
       expect = q + 1;
       cur[k]++;
     } else {
@@ -593,33 +601,27 @@ TensorBase TensorBase::convert(const Format& f, const std::string& newName) cons
     out.impl_->packed = true;
     return out;
   }
-  CooData c = toCoo();
+  std::vector<int64_t> at;  // entry e is vals[at[e]]
+  CooData c = toCoo(at);
   const int r = order();
   for (int64_t e = 0; e < c.nnz(); e++)
     for (int m = 0; m < r; m++) checkCoordinate(t, m, c.coords[e * r + m]);
-  // Entry e of toCoo() is vals[e]: copy the element bytes (exact for every type).
+  // Copy the element bytes of each entry (exact for every type).
   // Zeros under a Dense last level are implicit, not stored entries: they are dropped
   // (dense -> CSR stores the non-zeros); zeros stored by a sparse level are kept.
   const size_t esize = static_cast<size_t>(datatypeSize(t.type));
   TensorImpl& o = *out.impl_;
   const auto* v = static_cast<const unsigned char*>(t.storage.raw.vals);
   bool dropZeros = r > 0 && levelFormat(t.format, r - 1).full();
-  if (anyFlagLevel(t.format)) {
-    // Entries skip absent slots, so entry e is not vals[e]: store each value again.
-    for (int64_t e = 0; e < c.nnz(); e++) {
-      std::vector<unsigned char> ve(esize);
-      storeFromDouble(o, ve.data(), c.values[e]);
-      o.pendingVals.insert(o.pendingVals.end(), ve.begin(), ve.end());
-    }
-    o.pendingCoords = std::move(c.coords);
-  } else if (!dropZeros) {
+  if (!dropZeros && !anyFlagLevel(t.format)) {
     o.pendingCoords = std::move(c.coords);
     if (c.nnz() > 0) o.pendingVals.assign(v, v + static_cast<size_t>(c.nnz()) * esize);
   } else {
+    // Entry e is vals[at[e]] (bitmap levels skip absent slots); copied byte for byte.
     std::vector<unsigned char> zero(esize, 0);
     for (int64_t e = 0; e < c.nnz(); e++) {
-      const unsigned char* ve = v + static_cast<size_t>(e) * esize;
-      if (std::memcmp(ve, zero.data(), esize) == 0) continue;
+      const unsigned char* ve = v + static_cast<size_t>(at[e]) * esize;
+      if (dropZeros && std::memcmp(ve, zero.data(), esize) == 0) continue;
       o.pendingCoords.insert(o.pendingCoords.end(), c.coords.begin() + e * r, c.coords.begin() + (e + 1) * r);
       o.pendingVals.insert(o.pendingVals.end(), ve, ve + esize);
     }
