@@ -187,7 +187,7 @@ class LoopLowerer {
     Stmt s = leafBody(e, env);
     if (env.probed.empty()) return s;
     Expr guard = presence(e, env);
-    return guard ? ifThen(guard, s) : s;
+    return guard && guard != env.guarded ? ifThen(guard, s) : s;
   }
 
   Stmt leafBody(const IndexExpr& e, const Env& env) {
@@ -255,8 +255,12 @@ class LoopLowerer {
     }
     std::vector<Stmt> s;
     // A case where no probed (Bitmap) operand is present computes nothing: skipped
-    // whole, output appends included, in the symbolic and numeric phases alike.
-    Expr guard = resolveInputs(e2, q.expr, s) ? presence(q.expr, e2) : nullptr;
+    // whole, output appends included, in the symbolic and numeric phases alike. (The
+    // case's expression may depend on flags probed further out: test at every case.)
+    resolveInputs(e2, q.expr, s);
+    Expr guard = e2.probed.empty() ? nullptr : presence(q.expr, e2);
+    if (guard == e2.guarded) guard = nullptr;
+    if (guard) e2.guarded = guard;
     std::vector<Stmt> body;
     out_.resolve(e2, phase_, body);
     body.push_back(descend(d + 1, q.expr, e2));

@@ -162,8 +162,9 @@ void gatherInWorkspace(const Problem& p, OutputPlan& plan, const IndexVar& j) {
                       " is not the variable of " + out + "'s last level");
   const tessel::LevelFormat& last = levelFormat(of, m - 1);
   if (!(last.hasPosArray() && last.unique()))
-    throw FormatError(out + "'s last level is " + last.name() +
-                      (last.supportsInsert() ? ", which is random-access and needs no workspace" : ", not compressed"));
+    throw FormatError(out + "'s last level is " +
+                      (last.supportsInsert() ? std::string(last.full() ? "dense" : last.name()) + ", which needs no workspace"
+                                             : std::string("not compressed")));
   if (plan.kind == OutputKind::Workspace) return;
   int parentDepth = -1;
   for (int k = 0; k < m - 1; k++) parentDepth = std::max(parentDepth, p.depthOf(ov[k]));

@@ -38,6 +38,7 @@ struct Env {
   /// Per input access: the presence flags of its located levels that may be absent
   /// (Bitmap); an absent entry is zero, and a leaf none of whose terms is present is skipped.
   std::map<int, ir::Expr> probed;
+  ir::Expr guarded;  ///< the presence test enclosing this point (not repeated inside)
   /// Per input access: a variable already holding its value (zero where absent; the
   /// branching variant of a merged union loads it while advancing).
   std::map<int, ir::Expr> loaded;
