@@ -136,7 +136,15 @@ TEST_F(CliIo, InfoOnSharedMatrix) {
   // CSR with 32-bit indices: 49 pos + 400 crd (4 bytes) + 400 values (8 bytes).
   EXPECT_EQ(j["bytes"]["CSR"], 49 * 4 + 400 * 4 + 400 * 8);
   EXPECT_EQ(j["bytes"]["dense"], 48 * 48 * 8);
+  EXPECT_EQ(j["bytes"]["bitmap (bb)"], 48 * 48 * 9);  // a value and a flag byte per cell
   EXPECT_EQ(j["bytes"]["COO"], 2 * 4 + 400 * 2 * 4 + 400 * 8);
+}
+
+TEST_F(CliIo, BitmapFormatIsRefusedForTsbWithTypedError) {
+  Result r = run({"convert", path("B.mtx"), path("X.tsb"), "-f", "db"});
+  EXPECT_NE(r.code, 0);
+  EXPECT_NE(r.err.find("bitmap levels cannot be written to .tsb yet"), std::string::npos) << show(r);
+  EXPECT_FALSE(fs::exists(path("X.tsb")));
 }
 
 TEST_F(CliIo, InfoJsonOnSmallFiles) {

@@ -33,6 +33,17 @@ TEST_F(CliRun, GeneratedInputsCheckedAgainstTheReference) {
   EXPECT_NE(r.err.find("check: OK"), std::string::npos) << show(r);
 }
 
+TEST_F(CliRun, BitmapFormatsRunAndCheck) {
+  Result r = run({"run", "y(i) = A(i,j) * x(j)", "-f", "A:ds", "-f", "x:b", "-f", "y:b", "-g", "A:uniform:60,40,5",
+                  "-g", "x:density:40,0.3", "--check"});
+  EXPECT_EQ(r.code, 0) << show(r);
+  EXPECT_NE(r.err.find("check: OK"), std::string::npos) << show(r);
+  r = run({"run", "C(i,j) = A(i,j) + B(i,j)", "-f", "A:ds", "-f", "B:db", "-f", "C:db", "-g", "A:uniform:30,20,4",
+           "-g", "B:uniform:30,20,3", "--threads", "2", "--check"});
+  EXPECT_EQ(r.code, 0) << show(r);
+  EXPECT_NE(r.err.find("check: OK"), std::string::npos) << show(r);
+}
+
 TEST_F(CliRun, SameSeedSameResult) {
   auto a = run({"run", "s = B(i,j) * B(i,j)", "-g", "B:uniform:50,60,4", "--seed", "7"});
   auto b = run({"run", "s = B(i,j) * B(i,j)", "-g", "B:uniform:50,60,4", "--seed", "7"});

@@ -136,7 +136,7 @@ TEST(Format, ParseAndPrint) {
   EXPECT_EQ(Format::parse("ds:0,1").str(), "ds");
   for (const char* s : {"", "d", "s", "ds", "ds:1,0", "uq", "uq:1,0", "uqq:2,0,1", "dss",
                         "sds:2,0,1", "duq", "suqq:3,2,1,0", "ddddd", "ssss:1,0,3,2",
-                        "dddddddddddddddd"}) {
+                        "dddddddddddddddd", "b", "db", "bs:1,0", "dbs"}) {
     EXPECT_EQ(Format::parse(s).str(), s);
   }
 }

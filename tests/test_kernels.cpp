@@ -26,7 +26,7 @@ TEST(Kernels, SpMV) {
   auto B = rnd({37, 23}, 0.15, true);
   auto c = rnd({23}, 1.0);
   auto cs = rnd({23}, 0.4);
-  for (auto bf : {"ds", "ds:1,0", "ss", "ss:1,0", "uq", "uq:1,0", "dd", "sd"})
+  for (auto bf : {"ds", "ds:1,0", "ss", "ss:1,0", "uq", "uq:1,0", "dd", "sd", "db", "bs"})
     for (auto cf : {"d", "s"}) {
       SCOPED_TRACE(std::string("B:") + bf + " c:" + cf);
       EXPECT_TRUE(matchesReference("a(i) = B(i,j) * c(j)", {{"B", B, F(bf)}, {"c", cf == std::string("d") ? c : cs, F(cf)}}, F("d")));
@@ -47,7 +47,7 @@ TEST(Kernels, SpMM) {
 
 TEST(Kernels, SpAdd3) {
   auto B = rnd({21, 17}, 0.2), C = rnd({21, 17}, 0.2), D = rnd({21, 17}, 0.05);
-  for (auto of : {"ds", "dd", "ss", "uq", "ds:1,0"})
+  for (auto of : {"ds", "dd", "ss", "uq", "ds:1,0", "db"})
     for (auto inf : {"ds", "ss", "uq"}) {
       SCOPED_TRACE(std::string("in:") + inf + " out:" + of);
       EXPECT_TRUE(matchesReference("A(i,j) = B(i,j) + C(i,j) + D(i,j)",

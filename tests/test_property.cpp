@@ -23,7 +23,9 @@ struct Case {
 
 class CaseGenerator {
  public:
-  explicit CaseGenerator(uint64_t seed) : rng_(seed) {}
+  /// `bitmapChance`: how often a dense level becomes a bitmap (drawn from a separate
+  /// generator, so the cases of a seed stay the same apart from those levels).
+  explicit CaseGenerator(uint64_t seed, double bitmapChance = 0.2) : rng_(seed), bitmapRng_(seed + 1), bitmapChance_(bitmapChance) {}
 
   Case next() {
     static const char* names[] = {"i", "j", "k", "l"};
@@ -49,7 +51,8 @@ class CaseGenerator {
       acc += ")";
       accesses.push_back(acc);
       double density = std::vector<double>{0.0, 0.05, 0.3, 0.6, 1.0}[pick(0, 4)];
-      c.inputs.push_back({name, randomCoo(dims, density, rng_, chance(0.3)), randomFormat(static_cast<int>(dims.size()))});
+      c.inputs.push_back({name, randomCoo(dims, density, rng_, chance(0.3)),
+                          withBitmaps(randomFormat(static_cast<int>(dims.size())), false)});
     }
     std::string rhs = combine(accesses);
     // Output: a random ordered subset of the variables used on the right.
@@ -61,7 +64,7 @@ class CaseGenerator {
     for (int m = 0; m < outOrder; m++) lhs += (m ? "," : "") + used[m];
     if (outOrder > 0) lhs += ")";
     c.expr = lhs + " = " + rhs;
-    c.out = outOrder == 0 ? Format::parse("") : randomFormat(outOrder);
+    c.out = outOrder == 0 ? Format::parse("") : withBitmaps(randomFormat(outOrder), true);
     return c;
   }
 
@@ -75,6 +78,17 @@ class CaseGenerator {
     std::shuffle(all.begin(), all.end(), rng_);
     all.resize(k);
     return all;
+  }
+
+  /// Some dense levels become bitmaps; an output's only when all its levels are dense
+  /// (a bitmap output level is inserted into at random, below random-access levels only).
+  Format withBitmaps(const Format& f, bool output) {
+    if (output && !f.isAllDense()) return f;
+    std::vector<LevelKind> levels = f.levels();
+    for (auto& l : levels)
+      if (l == LevelKind::Dense && std::uniform_real_distribution<double>(0, 1)(bitmapRng_) < bitmapChance_)
+        l = LevelKind::Bitmap;
+    return Format(levels, f.modeOrder());
   }
 
   Format randomFormat(int order) {
@@ -108,6 +122,8 @@ class CaseGenerator {
   }
 
   std::mt19937_64 rng_;
+  std::mt19937_64 bitmapRng_;
+  double bitmapChance_;
 };
 
 }  // namespace
@@ -131,4 +147,28 @@ TEST(Property, RandomExpressionsFormatsAndShapes) {
   }
   std::printf("property: %d cases ran, %d rejected with FormatError\n", ran, unsupported);
   EXPECT_GE(ran, total * 9 / 10);
+}
+
+// Bitmap levels (half of the dense levels) at 1, 2 and 4 threads, each thread count
+// with the default parallel schedule.
+TEST(Property, BitmapLevelsAtThreads) {
+  CaseGenerator gen(11, 0.5);
+  int ran = 0;
+  const int total = 20;
+  for (int n = 0; n < total; n++) {
+    Case c = gen.next();
+    SCOPED_TRACE("case " + std::to_string(n) + ": " + c.describe());
+    for (int threads : {1, 2, 4}) {
+      try {
+        EXPECT_TRUE(matchesReferenceEachRound(c.expr, {c.inputs}, c.out, threads)) << threads << " threads";
+        ran++;
+      } catch (const FormatError& e) {
+        EXPECT_NE(std::string(e.what()).find("cannot assemble"), std::string::npos) << e.what();
+      } catch (const ScheduleError&) {
+        // The default parallel schedule may not apply to this loop nest: run it serially.
+      }
+    }
+  }
+  std::printf("property (bitmap): %d runs\n", ran);
+  EXPECT_GE(ran, total * 3 * 7 / 10);
 }

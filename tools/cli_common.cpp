@@ -46,9 +46,8 @@ std::string userMessage(const UserError& e) {
 /// Default format: inputs dense in the first level and compressed below; outputs dense.
 Format defaultFormat(int order, bool isOutput) {
   if (isOutput) return DenseFormat(order);
-  std::vector<LevelKind> levels;
-  for (int k = 0; k < order; k++) levels.push_back(k == 0 ? LevelKind::Dense : LevelKind::Compressed);
-  return Format(levels);
+  if (order == 0) return DenseFormat(0);
+  return Format::parse("d" + std::string(static_cast<size_t>(order - 1), 's'));
 }
 
 bool hasExtension(const std::string& path, const std::string& ext) {

@@ -94,7 +94,7 @@ void registerConvert(CLI::App& app, Action& action) {
       ->required();
   cmd->add_option("-f,--format", opt->format,
                   "Stored format of a .tsb output: level letters (d dense, s compressed, u "
-                  "compressed non-unique, q singleton), optional mode order: ds is CSR, ds:1,0 "
+                  "compressed non-unique, q singleton, b bitmap), optional mode order: ds is CSR, ds:1,0 "
                   "CSC. Default: the input's format for a .tsb input, else CSR for matrices, s "
                   "for vectors, d then s levels otherwise. Only for .tsb output")
       ->type_name("LEVELS[:ORDER]");

@@ -124,7 +124,7 @@ int infoCommand(const InfoOptions& opt) {
   if (order == 0) {
     c = raw;
   } else {
-    Format f = withFittingWidths(Format(std::vector<LevelKind>(order, LevelKind::Compressed)),
+    Format f = withFittingWidths(CSF(order),
                                  raw.dims, raw.nnz());
     TensorBase t("T", Datatype::Float64, raw.dims, f);
     t.setFromCoo(raw);
@@ -208,6 +208,11 @@ int infoCommand(const InfoOptions& opt) {
     dense.add(cellsI, valB);
     if (over) dense.v = static_cast<unsigned __int128>(INT64_MAX) + 1;
     sizes.push_back({"dense", dense});
+    // Bitmap levels throughout: a value slot and a one-byte presence flag per cell.
+    Bytes bitmap;
+    bitmap.add(cellsI, valB + 1);
+    if (over) bitmap.v = static_cast<unsigned __int128>(INT64_MAX) + 1;
+    if (order > 0) sizes.push_back({"bitmap (" + std::string(order, 'b') + ")", bitmap});
   }
 
   // Row/column (matrices) or fiber/slice (order >= 3) statistics.

@@ -241,7 +241,7 @@ void registerRun(CLI::App& app, Action& action) {
   run->add_option("expr", opt->expr, "The expression, e.g. \"A(i,j) = B(i,k) * C(k,j) + D(i,j)\" (each term sums over its own variables not on the left; sum(j, e) places a sum explicitly)")->required();
   run->add_option("-f,--format", opt->formats,
                   "Format of a tensor: level letters (d dense, s compressed, u compressed "
-                  "non-unique, q singleton), optional mode order: B:ds is CSR, B:ds:1,0 is CSC. "
+                  "non-unique, q singleton, b bitmap), optional mode order: B:ds is CSR, B:ds:1,0 is CSC. "
                   "Default: inputs d then s for lower levels, output dense")
       ->type_name("NAME:LEVELS[:ORDER]")
       ->allow_extra_args(false);

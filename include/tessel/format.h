@@ -32,9 +32,12 @@ template <> constexpr Datatype datatypeOf<double>() { return Datatype::Float64; 
 ///                must be followed by Singleton levels only.
 ///  Singleton:    one crd per parent position; must follow CompressedNU or Singleton.
 ///                It is unique iff it is the last level.
-enum class LevelKind { Dense, Compressed, CompressedNU, Singleton };
+///  Bitmap:       a presence flag (uint8, stored in crd[k]) and a value slot for every
+///                coordinate under every parent position; absent slots hold zero.
+/// Code outside src/format asks levelFormat() (src/format/level_format.h) about a level.
+enum class LevelKind { Dense, Compressed, CompressedNU, Singleton, Bitmap };
 
-/// One-letter code used by the tool: d, s, u, q.
+/// One-letter code used by the tool: d, s, u, q, b.
 char levelLetter(LevelKind k);
 
 /// Bit width of stored positions or coordinates.

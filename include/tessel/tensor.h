@@ -99,6 +99,9 @@ class TensorBase {
   void shrinkToFit();
   /// Stored entries in mode order (explicit zeros included), values as double.
   CooData toCoo() const;
+  /// The same, and for each entry its position in the values array (entry e is vals[e]
+  /// except under bitmap levels, whose absent slots are skipped).
+  CooData toCoo(std::vector<int64_t>& positions) const;
   /// Replace contents with `coo` (packed into this tensor's format).
   void setFromCoo(const CooData& coo);
   /// A new tensor with the same values in another format.
@@ -149,11 +152,12 @@ class Tensor : public TensorBase {
 
   /// Call f(coords, value) for every stored entry in storage order.
   void forEachStored(const std::function<void(const std::vector<int64_t>&, T)>& f) const {
-    CooData c = toCoo();
+    std::vector<int64_t> at;
+    CooData c = toCoo(at);
     std::vector<int64_t> cs(order());
     for (int64_t e = 0; e < c.nnz(); e++) {
       for (int m = 0; m < order(); m++) cs[m] = c.coords[e * order() + m];
-      f(cs, valueAt(e));
+      f(cs, valueAt(at[e]));
     }
   }
   /// The stored value at position p of the values array.

@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "driver/pipeline.h"
+#include "format/level_format.h"
 #include "lower/output_plan.h"
 #include "lower/problem.h"
 #include "runtime/kernel_stages.h"
@@ -17,8 +18,7 @@ namespace {
 /// Largest row's share of the non-zeros of a packed matrix-like operand (levels 0, 1).
 double rowSkew(const TensorBase& t) {
   const tessel_tensor_t& r = t.raw();
-  if (t.format().order() < 2 || t.format().level(0) != LevelKind::Dense ||
-      t.format().level(1) != LevelKind::Compressed || !r.pos[1] || r.vals_size == 0)
+  if (!isDenseOverCompressed(t.format()) || !r.pos[1] || r.vals_size == 0)
     return 0;
   int64_t rows = r.pos_size[1] - 1, most = 0;
   for (int64_t i = 0; i < rows; i++) {

@@ -48,6 +48,7 @@ char levelLetter(LevelKind k) {
     case LevelKind::Compressed: return 's';
     case LevelKind::CompressedNU: return 'u';
     case LevelKind::Singleton: return 'q';
+    case LevelKind::Bitmap: return 'b';
   }
   throw InternalError("levelLetter: unknown level kind " + std::to_string(static_cast<int>(k)));
 }
@@ -60,6 +61,7 @@ const char* levelKindName(LevelKind k) {
     case LevelKind::Compressed: return "compressed (s)";
     case LevelKind::CompressedNU: return "compressed non-unique (u)";
     case LevelKind::Singleton: return "singleton (q)";
+    case LevelKind::Bitmap: return "bitmap (b)";
   }
   return "unknown";
 }
@@ -189,9 +191,10 @@ Format Format::parse(const std::string& input) {
       case 's': levels.push_back(LevelKind::Compressed); break;
       case 'u': levels.push_back(LevelKind::CompressedNU); break;
       case 'q': levels.push_back(LevelKind::Singleton); break;
+      case 'b': levels.push_back(LevelKind::Bitmap); break;
       default:
         throw bad("unknown level letter '" + std::string(1, letters[i]) + "' at position " +
-                  std::to_string(i + 1) + " (expected d, s, u or q)");
+                  std::to_string(i + 1) + " (expected d, s, u, q or b)");
     }
   }
   if (levels.size() > TESSEL_MAX_ORDER)

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "format/level_format.h"
 #include "io/io_util.h"
 #include "runtime/array_alloc.h"
 #include "tessel/error.h"
@@ -90,6 +91,7 @@ uint8_t levelCode(LevelKind k) {
     case LevelKind::Compressed: return 1;
     case LevelKind::CompressedNU: return 2;
     case LevelKind::Singleton: return 3;
+    case LevelKind::Bitmap: return 255;  // not in version 1 of the format (writeBinary refuses)
   }
   return 255;
 }
@@ -273,6 +275,8 @@ Layout decodeHeader(const std::string& path, const unsigned char* h, int64_t act
         checkArray(ca);
         break;
       }
+      case LevelKind::Bitmap:  // no level code maps to it (kLevels)
+        throw InternalError("readBinary: a bitmap level code in " + std::string(lv));
     }
   }
   for (uint32_t k = order; k < TESSEL_MAX_ORDER; k++) {
@@ -570,6 +574,11 @@ void writeBinary(const std::string& path, const TensorBase& t) {
   const tessel_tensor_t& raw = t.raw();
   const Format& f = t.format();
   const int order = t.order();
+  for (int k = 0; k < order; k++)
+    if (levelFormat(f, k).hasFlagArray())
+      throw FormatError("writeBinary: " + path + ": tensor " + t.name() + ": level " + std::to_string(k) +
+                        " is " + levelFormat(f, k).name() + "; bitmap levels cannot be written to .tsb yet "
+                        "(convert it, e.g. tessel convert -f ds)");
   if (order > TESSEL_MAX_ORDER || (order > 0 && raw.order != order))
     throw UserError("writeBinary: " + path + ": tensor " + t.name() + " has no storage");
 
@@ -614,6 +623,7 @@ void writeBinary(const std::string& path, const TensorBase& t) {
       case LevelKind::Singleton:
         place(base + 16, raw.crd[k], raw.crd_size[k], widthBytes(f.crdWidth()));
         break;
+      case LevelKind::Bitmap: break;  // refused above
     }
   }
   place(kOffVals, raw.vals, raw.vals_size, datatypeSize(t.datatype()));

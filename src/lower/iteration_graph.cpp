@@ -9,6 +9,7 @@
 #include <map>
 #include <set>
 
+#include "format/level_format.h"
 #include "lower/problem.h"
 #include "tessel/error.h"
 
@@ -30,7 +31,9 @@ void levelEdges(const std::vector<IndexVar>& vs, const Format& f, int access,
                 std::vector<Edge>& hard, std::vector<Edge>& soft) {
   bool appended = false;
   for (int k = 0; k < f.order(); k++) {
-    bool randomAccess = f.level(k) == LevelKind::Dense;
+    // Inputs are located, the output inserted into (Dense, Bitmap); others go in order.
+    const tessel::LevelFormat& lf = levelFormat(f, k);
+    bool randomAccess = access < 0 ? lf.supportsInsert() : lf.locatable();
     appended = appended || (!randomAccess && access < 0);
     if (randomAccess && !appended) {
       if (k > 0) soft.push_back({vs[k - 1], vs[k], access});
@@ -131,7 +134,7 @@ std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose, bool outp
       levelEdges(varsOf(*p.inputs[a].node, f), f, static_cast<int>(a), h, soft);
       if (skip == -2 || (skip >= 0 && skip != static_cast<int>(a))) hard.insert(hard.end(), h.begin(), h.end());
     }
-    if (!p.args[0].format.isAllDense())
+    if (!allLevelsInsert(p.args[0].format))
       for (auto& o : p.output.node->vars)
         for (auto& r : reds) (outputVarsFirst ? hard : soft).push_back({o, r, -1});
   };

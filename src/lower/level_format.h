@@ -1,10 +1,12 @@
-// Level formats as the lowerer sees them: each answers, with IR fragments, how to
-// iterate a level, locate in it, and what its positions are. The lowerer asks these
-// questions and never switches on the level kind.
+// The IR side of level formats: builds the fragments (bounds, coordinate, locate,
+// presence test) the lowerer needs from the answers of tessel::LevelFormat
+// (src/format/level_format.h). Which fragment applies is decided by the level format's
+// properties, never by its kind.
 #pragma once
 
 #include <memory>
 
+#include "format/level_format.h"
 #include "ir/ir.h"
 #include "tessel/format.h"
 
@@ -12,9 +14,10 @@ namespace tessel::lower {
 
 /// IR variables holding one level's arrays and dimension.
 struct LevelArrays {
-  ir::Expr pos;  ///< null when the level has no pos array
-  ir::Expr crd;  ///< null when the level has no crd array
-  ir::Expr dim;  ///< level dimension
+  ir::Expr pos;    ///< null when the level has no pos array
+  ir::Expr crd;    ///< null when the level has no crd array
+  ir::Expr flags;  ///< presence flags (Bitmap, the crd slot of tessel_tensor_t); else null
+  ir::Expr dim;    ///< level dimension
 };
 
 /// Where the parent level stands: its position, and for a non-unique parent the
@@ -27,22 +30,27 @@ struct ParentRef {
 
 class LevelFormat {
  public:
-  virtual ~LevelFormat() = default;
-  /// Positions can be computed from (parent position, coordinate): Dense.
-  virtual bool locatable() const = 0;
-  /// Coordinates do not repeat among siblings.
-  virtual bool unique() const = 0;
-  /// The level has positions of its own (false: shares the parent's, Singleton).
-  virtual bool ownsPositions() const = 0;
-  virtual bool hasPosArray() const = 0;
-  virtual bool hasCrdArray() const = 0;
+  explicit LevelFormat(const tessel::LevelFormat& f) : f_(f) {}
+  /// The level format answering for this level.
+  const tessel::LevelFormat& format() const { return f_; }
+  bool locatable() const { return f_.locatable(); }
+  bool unique() const { return f_.unique(); }
+  bool ownsPositions() const { return f_.ownsPositions(); }
+  bool hasPosArray() const { return f_.hasPosArray(); }
+  bool hasCrdArray() const { return f_.hasCrdArray(); }
+  bool hasFlagArray() const { return f_.hasFlagArray(); }
 
   /// [begin, end) of the positions to iterate under `parent` (non-locatable levels).
-  virtual std::pair<ir::Expr, ir::Expr> bounds(const LevelArrays& a, const ParentRef& parent) const;
+  std::pair<ir::Expr, ir::Expr> bounds(const LevelArrays& a, const ParentRef& parent) const;
   /// Coordinate stored at position p.
-  virtual ir::Expr coordinate(const LevelArrays& a, ir::Expr p) const;
+  ir::Expr coordinate(const LevelArrays& a, ir::Expr p) const;
   /// Position of coordinate c under parent position (locatable levels).
-  virtual ir::Expr locate(const LevelArrays& a, ir::Expr parentPos, ir::Expr c) const;
+  ir::Expr locate(const LevelArrays& a, ir::Expr parentPos, ir::Expr c) const;
+  /// True where the located position p holds an entry (levels with flags).
+  ir::Expr present(const LevelArrays& a, ir::Expr p) const;
+
+ private:
+  const tessel::LevelFormat& f_;
 };
 
 /// The level format for level k of `f`.

@@ -239,8 +239,8 @@ class Scheduler {
       if (!makeLevelFormat(f, k)->hasPosArray())
         fail(c.tensor + "'s level " + std::to_string(k) + " (" + vj.name() + ") has no positions array (" +
              f.str() + "); fuse+pos needs a compressed level");
-      LevelKind up = f.level(k - 1);
-      if (!(up == LevelKind::Dense || (up == LevelKind::Compressed && f.levelIsUnique(k - 1))))
+      const tessel::LevelFormat& up = levelFormat(f, k - 1);
+      if (!((up.full() && up.locatable()) || (up.hasPosArray() && up.unique())))
         fail(c.tensor + "'s level " + std::to_string(k - 1) + " (" + vi.name() +
              ") must be dense or compressed-unique for fuse+pos");
       al.access = a;
@@ -305,7 +305,7 @@ class Scheduler {
       const auto& lv = acc.levelVars;
       const std::string& name = acc.node->tensor->name;
       for (size_t k = 1; k < lv.size(); k++) {
-        if (f.level(static_cast<int>(k)) == LevelKind::Dense) continue;
+        if (levelFormat(f, static_cast<int>(k)).locatable()) continue;
         for (size_t u = 0; u < k; u++)
           if (coordDepth(lv[u]) > coordDepth(lv[k]))
             fail(name + " (" + f.str() + ") stores " + lv[u].name() + " before " + lv[k].name() +

@@ -104,7 +104,9 @@ class LoopLowerer {
   }
 
   /// Locate every dense level whose variable is bound and whose parent is resolved.
-  void resolveInputs(Env& env, const IndexExpr& e, std::vector<Stmt>& s) const {
+  /// Returns true if a located level has presence flags (a new probe in env.probed).
+  bool resolveInputs(Env& env, const IndexExpr& e, std::vector<Stmt>& s) const {
+    bool probed = false;
     for (const tessel::ExprNode* n : accessesIn(e)) {
       if (local_ && local_->reads(n)) continue;
       int a = p_.accessIndex(n);
@@ -115,11 +117,18 @@ class LoopLowerer {
         const LevelFormat& lf = fmt(a, k);
         if (!lf.locatable() || !env.bound.count(lv[k].id())) break;
         Expr pos = sym_.iterPos(a, k);
-        s.push_back(decl(pos, lf.locate(sym_.arrays(p_.inputs[a].arg, k), parentOf(env, a).pos,
-                                        env.bound.at(lv[k].id()))));
+        LevelArrays arr = sym_.arrays(p_.inputs[a].arg, k);
+        s.push_back(decl(pos, lf.locate(arr, parentOf(env, a).pos, env.bound.at(lv[k].id()))));
         st.push_back({pos, pos, add(pos, intImm(1))});
+        if (lf.hasFlagArray()) {  // located, but the slot may be absent: probe its flag
+          Expr flag = lf.present(arr, pos);
+          auto pr = env.probed.find(a);
+          env.probed[a] = pr == env.probed.end() ? flag : land(pr->second, flag);
+          probed = true;
+        }
       }
     }
+    return probed;
   }
 
   static bool mentions(const IndexExpr& e, const IndexVar& v) {
@@ -157,6 +166,8 @@ class LoopLowerer {
         Expr v = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), pos));
         auto pr = env.present.find(a);
         if (pr != env.present.end()) v = select(pr->second, v, zeroValue(semiring(), ct));
+        auto pb = env.probed.find(a);
+        if (pb != env.probed.end()) v = select(pb->second, v, zeroValue(semiring(), ct));
         return v;
       }
       case ExprKind::Literal:
@@ -177,7 +188,41 @@ class LoopLowerer {
 
   // ---- structure -------------------------------------------------------------------
 
+  /// Where e has an entry, from the flags of probed (Bitmap) accesses: a product needs
+  /// every factor, a sum any term. Null: always (no probed access decides it).
+  Expr presence(const IndexExpr& e, const Env& env) const {
+    const tessel::ExprNode& n = e.node();
+    switch (n.kind) {
+      case ExprKind::Access: {
+        if (local_ && local_->reads(&n)) return nullptr;  // a temporary at a loop: dense
+        auto pb = env.probed.find(p_.accessIndex(&n));
+        return pb == env.probed.end() ? nullptr : pb->second;
+      }
+      case ExprKind::Neg:
+      case ExprKind::Div: return presence(n.a, env);
+      case ExprKind::Mul: {
+        Expr a = presence(n.a, env), b = presence(n.b, env);
+        return !a ? b : !b ? a : land(a, b);
+      }
+      case ExprKind::Add:
+      case ExprKind::Sub: {
+        Expr a = presence(n.a, env), b = presence(n.b, env);
+        return a && b ? binary(ExprOp::Or, a, b) : nullptr;
+      }
+      default: return nullptr;
+    }
+  }
+
+  /// A leaf where no probed operand is present computes nothing: skip it, so bitmap
+  /// operands are visited only at their present coordinates (no explicit zeros stored).
   Stmt leaf(const IndexExpr& e, const Env& env) {
+    Stmt s = leafBody(e, env);
+    if (env.probed.empty()) return s;
+    Expr guard = presence(e, env);
+    return guard && guard != env.guarded ? ifThen(guard, s) : s;
+  }
+
+  Stmt leafBody(const IndexExpr& e, const Env& env) {
     spend(nodes(e));
     if (env.hit) {
       Stmt mark = assign(env.hit, intImm(1, scalar(Datatype::Bool)));
@@ -242,15 +287,25 @@ class LoopLowerer {
       e2.in[a].push_back({it.pos, it.pos, it.unique ? add(it.pos, intImm(1)) : it.seg});
     }
     std::vector<Stmt> s;
+    // A case where no probed (Bitmap) operand is present computes nothing: skipped
+    // whole, output appends included, in the symbolic and numeric phases alike. (The
+    // case's expression may depend on flags probed further out: test at every case.)
     resolveInputs(e2, q.expr, s);
+    Expr guard = e2.probed.empty() ? nullptr : presence(q.expr, e2);
+    if (guard == e2.guarded) guard = nullptr;
+    if (guard) e2.guarded = guard;
+    std::vector<Stmt> body;
     if (e2.localProducer) {  // computing a temporary: the output is not written here
-      s.push_back(descend(d + 1, q.expr, e2));
-      return block(s);
+      body.push_back(descend(d + 1, q.expr, e2));
+    } else {
+      out_.resolve(e2, phase_, body);
+      std::optional<LocalSplit> local;
+      if (local_ && d == nest_.local->depth) local = local_->split(q.expr);
+      body.push_back(local ? localWhere(d, *local, e2) : descend(d + 1, q.expr, e2));
     }
-    out_.resolve(e2, phase_, s);
-    std::optional<LocalSplit> local;
-    if (local_ && d == nest_.local->depth) local = local_->split(q.expr);
-    s.push_back(local ? localWhere(d, *local, e2) : descend(d + 1, q.expr, e2));
+    if (guard) s.push_back(ifThen(guard, block(body)));
+    else s.insert(s.end(), body.begin(), body.end());
+    if (e2.localProducer) return block(s);
     out_.closeRow(env, e2, phase_, s);
     return block(s);
   }

@@ -3,6 +3,7 @@
 #include "lower/output_assembly.h"
 #include "lower/semiring_ir.h"
 
+#include "format/level_format.h"
 #include "tessel/error.h"
 #include "tessel/runtime_abi.h"
 
@@ -209,14 +210,24 @@ std::vector<Stmt> OutputAssembly::assembleDense() {
   std::vector<Stmt> s;
   Expr n = var(sym_.fresh("size"), i64());
   s.push_back(decl(n, intImm(1)));
-  for (int k = 0; k < order(); k++) s.push_back(mulChecked(n, n, sym_.arrays(0, k).dim));
+  const bool flags = anyFlagLevel(p_.args[0].format);
+  for (int k = 0; k < order(); k++) {
+    s.push_back(mulChecked(n, n, sym_.arrays(0, k).dim));
+    const LevelArrays& la = sym_.arrays(0, k);
+    if (!la.flags) continue;
+    // Presence flags (uint8 per slot, the crd slot): cleared each run, as are the values.
+    Expr fl = var(la.flags->name, ptr(Datatype::Bool));
+    s.push_back(decl(fl));
+    s.push_back(allocInto(fl, sym_.tensorField(0, "crd", k), n, plan_.inPlace ? AllocFill::Keep : AllocFill::Zero));
+    s.push_back(setField("crd_size", k, n));
+  }
   // A dense output keeps its buffer from run to run: fresh memory would page-fault
   // inside the compute phase on every run. Zeroed here unless compute assigns every
   // entry (zeroing 16 MB costs about 1 ms, a tenth of a bandwidth-bound SpMV).
   Expr vals = var(sym_.vals(0)->name, ptr(sym_.outputType()));
   s.push_back(decl(vals));
   AllocFill fill = plan_.inPlace                            ? AllocFill::Keep
-                   : plan_.assignsAll || plan_.zeroSlices ? AllocFill::None
+                   : (plan_.assignsAll || plan_.zeroSlices) && !flags ? AllocFill::None  // absent slots hold 0
                                                           : AllocFill::Zero;
   bool fillLoop = fill == AllocFill::Zero && needsZeroFill();
   s.push_back(allocInto(vals, sym_.tensorField(0, "vals", -1), n, fillLoop ? AllocFill::None : fill));
@@ -268,7 +279,7 @@ std::vector<Stmt> OutputAssembly::assembleGrowable() {
   Expr guess = var(sym_.fresh("guess"), i64());
   s.push_back(decl(guess, intImm(1)));
   for (const AccessInfo& in : p_.inputs) {
-    if (p_.args[in.arg].format.isAllDense()) continue;
+    if (p_.args[in.arg].format.isAllDense()) continue;  // (stores no entries to count)
     Expr size = sym_.tensorField(in.arg, "vals_size");
     s.push_back(ifThen(binary(ExprOp::Lt, size, intImm(int64_t{1} << 58)), assign(guess, add(guess, mul(size, intImm(4))))));
   }
@@ -565,7 +576,7 @@ Expr OutputAssembly::workBefore(const Expr& row) const {
   Expr offset = row;
   for (const AccessInfo& in : p_.inputs) {
     const Format& f = p_.args[in.arg].format;
-    if (f.order() >= 2 && f.level(0) == LevelKind::Dense && sym_.level(in.arg, 1).hasPosArray() &&
+    if (f.order() >= 2 && levelFormat(f, 0).full() && sym_.level(in.arg, 1).hasPosArray() &&
         in.levelVars[0] == p_.output.levelVars[0])
       offset = add(offset, cast(i64(), load(sym_.arrays(in.arg, 1).pos, row)));
   }
@@ -626,8 +637,14 @@ bool OutputAssembly::resolved(const Env& env) const {
 Stmt OutputAssembly::storeValue(const Env& env, const Expr& v) const {
   Expr pos = order() == 0 ? intImm(0) : env.out.back().pos;
   Expr value = cast(scalar(sym_.outputType()), v);
-  if (pp_.atomics) return atomicAdd(sym_.vals(0), pos, value);
-  return store(sym_.vals(0), pos, value, plan_.scatter ? reduceOpOf(semiring()) : ReduceOp::None);
+  Stmt st = pp_.atomics ? atomicAdd(sym_.vals(0), pos, value)
+                        : store(sym_.vals(0), pos, value, plan_.scatter ? reduceOpOf(semiring()) : ReduceOp::None);
+  std::vector<Stmt> marks;  // inserted into a level with presence flags: mark the slot
+  for (int k = 0; k < order(); k++)
+    if (const Expr& fl = sym_.arrays(0, k).flags) marks.push_back(store(fl, env.out[k].pos, boolImm(true)));
+  if (marks.empty()) return st;
+  marks.insert(marks.begin(), st);
+  return block(marks);
 }
 
 Stmt OutputAssembly::workspaceRegion(const Env& env, Phase phase, const Stmt& inner) {

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "format/level_format.h"
 #include "tessel/error.h"
 
 namespace tessel::lower {
@@ -34,7 +35,8 @@ int findPatternSource(const Problem& p, bool& denseRoot) {
     bool same = true, root = false;
     for (int k = 0; k < m && same; k++) {
       same = in.levelVars[k] == p.output.levelVars[k] && f.levelIsUnique(k);
-      if (k == 0 && m > 1 && of.level(0) == LevelKind::Dense && f.level(0) == LevelKind::Compressed)
+      const tessel::LevelFormat &ol = levelFormat(of, k), &il = levelFormat(f, k);
+      if (k == 0 && m > 1 && ol.full() && ol.locatable() && il.hasPosArray() && il.unique())
         root = true;
       else
         same = same && f.level(k) == of.level(k);
@@ -54,7 +56,7 @@ bool sparseAt(const Problem& p, const IndexVar& v, int except) {
     if (static_cast<int>(a) == except) continue;
     const Format& f = p.args[p.inputs[a].arg].format;
     for (size_t k = 0; k < p.inputs[a].levelVars.size(); k++)
-      if (f.level(static_cast<int>(k)) != LevelKind::Dense && p.inputs[a].levelVars[k] == v) return true;
+      if (!levelFormat(f, static_cast<int>(k)).full() && p.inputs[a].levelVars[k] == v) return true;
   }
   return false;
 }
@@ -67,7 +69,7 @@ bool sparseAtOutputVars(const Problem& p, int except) {
 
 bool upperLevelsDense(const Format& f) {
   for (int k = 0; k + 1 < f.order(); k++)
-    if (f.level(k) != LevelKind::Dense) return false;
+    if (!levelFormat(f, k).full()) return false;
   return true;
 }
 
@@ -102,7 +104,7 @@ int sparseOperandsAt(const Problem& p, const IndexVar& j) {
     const auto& lv = p.inputs[a].levelVars;
     const Format& f = p.args[p.inputs[a].arg].format;
     for (size_t k = 0; k < lv.size(); k++)
-      if (lv[k] == j && f.level(static_cast<int>(k)) != LevelKind::Dense) count++;
+      if (lv[k] == j && !levelFormat(f, static_cast<int>(k)).locatable()) count++;  // co-iterated
   }
   return count;
 }
@@ -120,7 +122,7 @@ bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vec
       const Format& f = p.args[p.inputs[a].arg].format;
       for (size_t k = 0; k < lv.size(); k++) {
         if (!(lv[k] == j)) continue;
-        if (f.level(static_cast<int>(k)) == LevelKind::Dense) return false;
+        if (levelFormat(f, static_cast<int>(k)).locatable()) return false;  // no stored-entry count
         // The position at j must determine the output row: the operand is indexed by
         // every upper output variable above j (else one entry serves many rows).
         for (size_t u = 0; u + 1 < p.output.levelVars.size(); u++)
@@ -158,9 +160,11 @@ void gatherInWorkspace(const Problem& p, OutputPlan& plan, const IndexVar& j) {
   if (m == 0 || !(ov[m - 1] == j))
     throw FormatError("a workspace holds the last level of the output, and " + j.name() +
                       " is not the variable of " + out + "'s last level");
-  if (of.level(m - 1) != LevelKind::Compressed)
+  const tessel::LevelFormat& last = levelFormat(of, m - 1);
+  if (!(last.hasPosArray() && last.unique()))
     throw FormatError(out + "'s last level is " +
-                      (of.level(m - 1) == LevelKind::Dense ? "dense, which needs no workspace" : "not compressed"));
+                      (last.supportsInsert() ? std::string(last.full() ? "dense" : last.name()) + ", which needs no workspace"
+                                             : std::string("not compressed")));
   if (plan.kind == OutputKind::Workspace) return;
   int parentDepth = -1;
   for (int k = 0; k < m - 1; k++) parentDepth = std::max(parentDepth, p.depthOf(ov[k]));
@@ -207,7 +211,13 @@ OutputPlan planOutput(const Problem& p) {
   plan.inPlace = p.assignment.accumulate;  // analyze() keeps += only for dense outputs
   plan.scatter = firstRedDepth < lastOutDepth || plan.inPlace;
 
-  if (of.isAllDense()) return plan;
+  if (allLevelsInsert(of)) return plan;  // Dense and Bitmap levels: insert at random
+  for (int k = 0; k < of.order(); k++)
+    if (levelFormat(of, k).supportsInsert() && !levelFormat(of, k).full())
+      throw FormatError("cannot assemble " + p.args[0].tensor->name + " (" + of.str() + "): level " +
+                        std::to_string(k) + " is " + levelFormat(of, k).name() +
+                        ", which is inserted into at random; every other level of an output with "
+                        "such a level must be dense or bitmap too");
   plan.patternSource = findPatternSource(p, plan.denseRoot);
   if (plan.patternSource >= 0) {
     plan.kind = OutputKind::PatternCopy;
@@ -218,7 +228,7 @@ OutputPlan planOutput(const Problem& p) {
   // Levels that must be appended in order are those without random access.
   int m = of.order();
   for (int k = 0; k < m; k++) {
-    if (of.level(k) == LevelKind::Dense) continue;
+    if (levelFormat(of, k).supportsInsert()) continue;
     int d = p.depthOf(ovars[k]);
     if (d < firstRedDepth) {
       plan.symbolicDepth = std::max(plan.symbolicDepth, d + 1);
@@ -228,7 +238,8 @@ OutputPlan planOutput(const Problem& p) {
     // gathered in a one-dimensional workspace, and only if its parents come first.
     bool parentsFirst = true;
     for (int j = 0; j < k; j++) parentsFirst &= p.depthOf(ovars[j]) < firstRedDepth;
-    if (k != m - 1 || !parentsFirst || of.level(k) != LevelKind::Compressed) {
+    const tessel::LevelFormat& lk = levelFormat(of, k);
+    if (k != m - 1 || !parentsFirst || !(lk.hasPosArray() && lk.unique())) {
       throw FormatError(
           "cannot assemble " + p.args[0].tensor->name + " (" + of.str() + "): level " +
           std::to_string(k) + " (index variable " + ovars[k].name() +
@@ -246,14 +257,16 @@ OutputPlan planOutput(const Problem& p) {
     return plan;
   }
   plan.kind = OutputKind::Append;
-  if (of.level(m - 1) != LevelKind::Dense && !plan.scatter &&
+  const tessel::LevelFormat& lastLevel = levelFormat(of, m - 1);
+  const bool lastCompressed = lastLevel.hasPosArray() && lastLevel.unique();
+  if (!lastLevel.supportsInsert() && !plan.scatter &&
       lastOutDepth + 1 < static_cast<int>(p.order.size())) {
     plan.deferLastAppend = true;
     plan.symbolicDepth = static_cast<int>(p.order.size());
   }
   bool upperDense = upperLevelsDense(of);
   const IndexVar& j = ovars[m - 1];
-  if (upperDense && of.level(m - 1) == LevelKind::Compressed && !plan.scatter && !plan.deferLastAppend &&
+  if (upperDense && lastCompressed && !plan.scatter && !plan.deferLastAppend &&
       lastOutDepth == p.depthOf(j) && sumTerms(p.assignment.rhs).size() > 1 &&
       sparseOperandsAt(p, j) > kAutoWorkspaceTerms) {
     gatherInWorkspace(p, plan, j);
@@ -262,7 +275,10 @@ OutputPlan planOutput(const Problem& p) {
   // (A deferred append -- reductions after the last output level -- fits too: an entry
   // is appended only if its reduction meets a stored value.)
   std::vector<std::pair<int, int>> by;
-  if (upperDense && of.level(m - 1) == LevelKind::Compressed && of.levelIsUnique(m - 1) && !plan.scatter &&
+  // (Not with probed Bitmap operands: a skipped case would leave its row's count unwritten.)
+  bool probes = false;
+  for (const AccessInfo& in : p.inputs) probes = probes || anyFlagLevel(p.args[in.arg].format);
+  if (upperDense && lastCompressed && !plan.scatter && !probes &&
       rowsInStorageOrder(p) && boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {
     plan.singlePass = true;
     plan.boundBy = by;

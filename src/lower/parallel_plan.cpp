@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "format/level_format.h"
 #include "tessel/error.h"
 
 namespace tessel::lower {
@@ -19,7 +20,7 @@ bool anyReduction(const Problem& p, const std::vector<IndexVar>& vs) {
 /// output fits at the sum of the operands' pos[i].
 bool rowsHaveOffsets(const Problem& p, const OutputPlan& plan) {
   auto csr = [](const Format& f) {
-    return f.order() == 2 && f.level(0) == LevelKind::Dense && f.level(1) == LevelKind::Compressed;
+    return f.order() == 2 && isDenseOverCompressed(f);
   };
   if (!csr(p.args[0].format)) return false;
   for (auto [a, level] : plan.boundBy)
@@ -90,8 +91,8 @@ ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest)
   if (appends) {
     int sparseChains = 0;
     for (int k = 0; k < of.order(); k++)
-      sparseChains += of.level(k) == LevelKind::Compressed || of.level(k) == LevelKind::CompressedNU;
-    bool overFirst = of.order() > 0 && of.level(0) == LevelKind::Dense && t.size() == 1 &&
+      sparseChains += levelFormat(of, k).hasPosArray();
+    bool overFirst = of.order() > 0 && levelFormat(of, 0).full() && levelFormat(of, 0).locatable() && t.size() == 1 &&
                      t[0] == p.output.levelVars[0];
     if (!overFirst || sparseChains > 1)
       fail(out + " (" + of.str() + ") is assembled by appending entries in order; a parallel loop "

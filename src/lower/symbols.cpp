@@ -70,6 +70,8 @@ Symbols::Symbols(const Problem& p, bool outputArraysLoaded) : p_(p), outputLoade
       if (lfs.back()->hasCrdArray())
         la.crd = var(fresh(t + std::to_string(k) + "_crd"),
                      ptr(indexType(ta.format.crdWidth()).elem, isConst));
+      if (lfs.back()->hasFlagArray())  // uint8 presence flags in the crd slot
+        la.flags = var(fresh(t + std::to_string(k) + "_flags"), ptr(Datatype::Bool, isConst));
       arrs.push_back(la);
     }
     arrays_.push_back(arrs);
@@ -117,6 +119,8 @@ std::vector<Stmt> Symbols::prologue() const {
         s.push_back(decl(la.pos, cast(la.pos->type, field(t, "pos", la.pos->type, static_cast<int64_t>(k)))));
       if (la.crd && loadArrays)
         s.push_back(decl(la.crd, cast(la.crd->type, field(t, "crd", la.crd->type, static_cast<int64_t>(k)))));
+      if (la.flags && loadArrays)
+        s.push_back(decl(la.flags, cast(la.flags->type, field(t, "crd", la.flags->type, static_cast<int64_t>(k)))));
     }
     if (loadArrays)
       s.push_back(decl(vals_[a], cast(vals_[a]->type, field(t, "vals", vals_[a]->type))));

@@ -35,6 +35,10 @@ struct Env {
   /// Per input access: the condition under which it holds an entry at the current
   /// point (a merged union evaluated without a case chain); absent means always.
   std::map<int, ir::Expr> present;
+  /// Per input access: the presence flags of its located levels that may be absent
+  /// (Bitmap); an absent entry is zero, and a leaf none of whose terms is present is skipped.
+  std::map<int, ir::Expr> probed;
+  ir::Expr guarded;  ///< the presence test enclosing this point (not repeated inside)
   /// Per input access: a variable already holding its value (zero where absent; the
   /// branching variant of a merged union loads it while advancing).
   std::map<int, ir::Expr> loaded;

@@ -19,6 +19,7 @@
 #include <utility>
 #include <vector>
 
+#include "format/level_format.h"
 #include "runtime/array_alloc.h"
 #include "runtime/entry_sort.h"
 #include "runtime/index_arrays.h"
@@ -262,7 +263,9 @@ tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
     const bool last = k == r - 1;
     if (!empty) groupColumn(t, s, k, col);
     switch (f.level(k)) {
-      case LevelKind::Dense: {
+      case LevelKind::Dense:
+      case LevelKind::Bitmap: {
+        const bool flags = f.level(k) == LevelKind::Bitmap;
         int64_t P2;
         if (__builtin_mul_overflow(P, N, &P2))
           throw OverflowError("tensor " + name + ": dense level " + std::to_string(k) +
@@ -280,6 +283,13 @@ tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
           }
           nb[P2] = nu;
           bnd.b.swap(nb);
+        }
+        if (flags) {  // slot q is present iff some entry falls in it (its group range is non-empty)
+          raw.crd[k] = allocElements(name, P2, 1, "bitmap flags", true);
+          raw.crd_size[k] = P2;
+          auto* fl = static_cast<uint8_t*>(raw.crd[k]);
+          if (!empty)
+            for (int64_t q = 0; q < P2; q++) fl[q] = bnd.b[q] < bnd.b[q + 1];
         }
         P = P2;
         break;
@@ -374,7 +384,8 @@ void installStorage(TensorImpl& t, const tessel_tensor_t& raw) {
 void childRange(const TensorImpl& t, int k, int64_t p, int64_t& begin, int64_t& end) {
   const tessel_tensor_t& raw = t.storage.raw;
   switch (t.format.level(k)) {
-    case LevelKind::Dense: {
+    case LevelKind::Dense:
+    case LevelKind::Bitmap: {  // every slot; the caller skips absent bitmap slots
       const int64_t N = t.dims[t.format.modeOfLevel(k)];
       begin = p * N;
       end = begin + N;
@@ -433,7 +444,8 @@ void TensorBase::shrinkToFit() {
   const size_t pw = widthBytes(format().posWidth()), cw = widthBytes(format().crdWidth());
   for (int k = 0; k < TESSEL_MAX_ORDER; k++) {
     shrinkArray(r.pos[k], static_cast<size_t>(r.pos_size[k]) * pw);
-    shrinkOffsetArray(r.crd[k], r.crd_block[k], static_cast<size_t>(r.crd_size[k]) * cw);
+    const bool flags = k < format().order() && levelFormat(format(), k).hasFlagArray();
+    shrinkOffsetArray(r.crd[k], r.crd_block[k], static_cast<size_t>(r.crd_size[k]) * (flags ? 1 : cw));
   }
   shrinkOffsetArray(r.vals, r.vals_block, static_cast<size_t>(r.vals_size) * datatypeSize(impl_->type));
 }
@@ -498,16 +510,23 @@ void TensorBase::pack() {
 }
 
 CooData TensorBase::toCoo() const {
+  std::vector<int64_t> positions;
+  return toCoo(positions);
+}
+
+CooData TensorBase::toCoo(std::vector<int64_t>& positions) const {
   const TensorImpl& t = checkedImpl(impl_);
+  positions.clear();
   const tessel_tensor_t& raw = t.storage.raw;
   const int r = order();
   CooData out;
   out.dims = t.dims;
   if (raw.vals_size > 0) TESSEL_CHECK(raw.vals != nullptr, "tensor " + t.name + " has no values");
   if (r == 0) {
-    if (raw.vals_size > 0) out.values.push_back(readValue(t.type, raw.vals, 0));
+    if (raw.vals_size > 0) out.values.push_back(readValue(t.type, raw.vals, 0)), positions.push_back(0);
     return out;
   }
+  positions.reserve(static_cast<size_t>(raw.vals_size));
   out.values.reserve(static_cast<size_t>(raw.vals_size));
   out.coords.reserve(static_cast<size_t>(raw.vals_size) * r);
   const std::vector<int>& mo = t.format.modeOrder();
@@ -515,6 +534,7 @@ CooData TensorBase::toCoo() const {
 
   std::vector<int64_t> cur(r), end(r), parent(r), mc(r);
   int64_t expect = 0;  // next vals position
+  const bool holes = anyFlagLevel(t.format);  // absent bitmap slots leave vals positions unvisited
   parent[0] = 0;
   childRange(t, 0, 0, cur[0], end[0]);
   int k = 0;
@@ -525,14 +545,23 @@ CooData TensorBase::toCoo() const {
       continue;
     }
     const int64_t q = cur[k];
-    mc[mo[k]] = t.format.level(k) == LevelKind::Dense ? q - parent[k] * t.dims[mo[k]]
-                                                      : readIndex(raw.crd[k], cw, q);
+    const LevelFormat& lf = levelFormat(t.format, k);
+    if (lf.hasFlagArray()) {
+      TESSEL_CHECK(raw.crd[k] && q < raw.crd_size[k], "tensor " + t.name + ": bitmap flags of level " +
+                                                          std::to_string(k) + " are too short");
+      if (!static_cast<const uint8_t*>(raw.crd[k])[q]) {
+        cur[k]++;
+        continue;
+      }
+    }
+    mc[mo[k]] = lf.locatable() ? q - parent[k] * t.dims[mo[k]] : readIndex(raw.crd[k], cw, q);
     if (k == r - 1) {
-      TESSEL_CHECK(q == expect && q < raw.vals_size,
+      TESSEL_CHECK((holes ? q >= expect : q == expect) && q < raw.vals_size,
                    "tensor " + t.name + ": level arrays do not cover the values array in order");
       out.coords.insert(out.coords.end(), mc.begin(), mc.end());
       out.values.push_back(readValue(t.type, raw.vals, q));
-      expect++;
+      positions.push_back(q);
+      expect = q + 1;
       cur[k]++;
     } else {
       parent[k + 1] = q;
@@ -572,25 +601,27 @@ TensorBase TensorBase::convert(const Format& f, const std::string& newName) cons
     out.impl_->packed = true;
     return out;
   }
-  CooData c = toCoo();
+  std::vector<int64_t> at;  // entry e is vals[at[e]]
+  CooData c = toCoo(at);
   const int r = order();
   for (int64_t e = 0; e < c.nnz(); e++)
     for (int m = 0; m < r; m++) checkCoordinate(t, m, c.coords[e * r + m]);
-  // Entry e of toCoo() is vals[e]: copy the element bytes (exact for every type).
+  // Copy the element bytes of each entry (exact for every type).
   // Zeros under a Dense last level are implicit, not stored entries: they are dropped
   // (dense -> CSR stores the non-zeros); zeros stored by a sparse level are kept.
   const size_t esize = static_cast<size_t>(datatypeSize(t.type));
   TensorImpl& o = *out.impl_;
   const auto* v = static_cast<const unsigned char*>(t.storage.raw.vals);
-  bool dropZeros = r > 0 && t.format.level(r - 1) == LevelKind::Dense;
-  if (!dropZeros) {
+  bool dropZeros = r > 0 && levelFormat(t.format, r - 1).full();
+  if (!dropZeros && !anyFlagLevel(t.format)) {
     o.pendingCoords = std::move(c.coords);
     if (c.nnz() > 0) o.pendingVals.assign(v, v + static_cast<size_t>(c.nnz()) * esize);
   } else {
+    // Entry e is vals[at[e]] (bitmap levels skip absent slots); copied byte for byte.
     std::vector<unsigned char> zero(esize, 0);
     for (int64_t e = 0; e < c.nnz(); e++) {
-      const unsigned char* ve = v + static_cast<size_t>(e) * esize;
-      if (std::memcmp(ve, zero.data(), esize) == 0) continue;
+      const unsigned char* ve = v + static_cast<size_t>(at[e]) * esize;
+      if (dropZeros && std::memcmp(ve, zero.data(), esize) == 0) continue;
       o.pendingCoords.insert(o.pendingCoords.end(), c.coords.begin() + e * r, c.coords.begin() + (e + 1) * r);
       o.pendingVals.insert(o.pendingVals.end(), ve, ve + esize);
     }
@@ -620,9 +651,11 @@ double TensorBase::at(const std::vector<int64_t>& coords) const {
     } else {
       TESSEL_CHECK(hi - lo == 1, "tensor " + t.name + ": ambiguous parent position");
       childRange(t, k, lo, b, e);
-      if (kind == LevelKind::Dense) {
+      const LevelFormat& lf = levelFormat(f, k);
+      if (lf.locatable()) {
         lo = b + c;
         hi = lo + 1;
+        if (lf.hasFlagArray() && !static_cast<const uint8_t*>(raw.crd[k])[lo]) hi = lo;  // absent
         continue;
       }
     }

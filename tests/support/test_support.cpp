@@ -96,6 +96,13 @@ std::string storageProblem(const TensorBase& t) {
       positions *= dim;
       continue;
     }
+    if (kind == LevelKind::Bitmap) {  // one uint8 flag per slot in crd[k], each 0 or 1
+      positions *= dim;
+      if (r.crd_size[k] != positions || (positions > 0 && !r.crd[k])) return at + "flags have the wrong size";
+      for (int64_t q = 0; q < positions; q++)
+        if (static_cast<const uint8_t*>(r.crd[k])[q] > 1) return at + "flag not 0 or 1 at " + std::to_string(q);
+      continue;
+    }
     int64_t entries = positions;  // a Singleton has one per parent position
     if (kind != LevelKind::Singleton) {
       if (!r.pos[k] || r.pos_size[k] != positions + 1) return at + "pos has the wrong size";

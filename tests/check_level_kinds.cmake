@@ -1,0 +1,26 @@
+# Level formats are the one abstraction (DESIGN.md, "Level formats"): the compiler asks
+# a level format object (src/format/level_format.h) and never names a level kind, so
+# no file in src/lower, src/driver, src/codegen, src/ir or src/schedule may contain
+# "LevelKind::". Run as: cmake -DSRC=<repo>/src -P check_level_kinds.cmake
+if(NOT SRC)
+  message(FATAL_ERROR "check_level_kinds.cmake: pass -DSRC=<repository>/src")
+endif()
+set(violations "")
+foreach(layer lower driver codegen ir schedule)
+  file(GLOB files ${SRC}/${layer}/*.h ${SRC}/${layer}/*.cpp ${SRC}/${layer}/*.c)
+  if(NOT files)
+    message(FATAL_ERROR "check_level_kinds.cmake: no sources in ${SRC}/${layer}")
+  endif()
+  foreach(f ${files})
+    file(STRINGS ${f} lines REGEX "LevelKind::")
+    foreach(line ${lines})
+      file(RELATIVE_PATH rel ${SRC}/.. ${f})
+      string(STRIP "${line}" line)
+      string(APPEND violations "  ${rel}: ${line}\n")
+    endforeach()
+  endforeach()
+endforeach()
+if(violations)
+  message(FATAL_ERROR "the compiler must ask level formats (src/format/level_format.h), not switch on LevelKind:\n${violations}")
+endif()
+message(STATUS "level kinds: src/lower, driver, codegen, ir and schedule name no LevelKind value")
