@@ -301,13 +301,32 @@ class LoopLowerer {
       out_.resolve(e2, phase_, body);
       std::optional<LocalSplit> local;
       if (local_ && d == nest_.local->depth) local = local_->split(q.expr);
-      body.push_back(local ? localWhere(d, *local, e2) : descend(d + 1, q.expr, e2));
+      body.push_back(local ? localOrPlain(d, *local, q.expr, e2) : descend(d + 1, q.expr, e2));
     }
     if (guard) s.push_back(ifThen(guard, block(body)));
     else s.insert(s.end(), body.begin(), body.end());
     if (e2.localProducer) return block(s);
     out_.closeRow(env, e2, phase_, s);
     return block(s);
+  }
+
+  /// The temporary pays for zeroing and reading its row only when e's sum below `at` has
+  /// a few entries: a fiber of e's first sparse level over a summed variable shorter than
+  /// kLocalMinFiber runs the plain nest instead (MTTKRP on knowledge graphs: fibers of 1-4).
+  Stmt localOrPlain(int d, const LocalSplit& sp, const IndexExpr& whole, const Env& env) {
+    Stmt where = localWhere(d, sp, env);
+    const LocalTemporary& t = *nest_.local;
+    for (const tessel::ExprNode* n : t.factors) {
+      int a = p_.accessIndex(n);
+      size_t k = env.in[a].size();
+      const auto& lv = p_.inputs[a].levelVars;
+      if (k >= lv.size() || fmt(a, static_cast<int>(k)).locatable()) continue;
+      if (std::find(t.summed.begin(), t.summed.end(), lv[k]) == t.summed.end()) continue;
+      auto [begin, end] = fmt(a, static_cast<int>(k)).bounds(sym_.arrays(p_.inputs[a].arg, static_cast<int>(k)), parentOf(env, a));
+      Expr longFiber = binary(ExprOp::Ge, sub(end, begin), intImm(kLocalMinFiber));
+      return ifThen(longFiber, where, descend(d + 1, whole, env));
+    }
+    return where;
   }
 
   /// precompute(e, t, at) inside at's loop: t's row zeroed, filled by e's loops, then
@@ -831,6 +850,7 @@ class LoopLowerer {
   Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
   std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
   static constexpr int64_t kPrefetchAhead = 1024;        ///< positions: 8 KB of doubles, 4 KB of int32
+  static constexpr int64_t kLocalMinFiber = 16;          ///< see localOrPlain
   static constexpr int64_t kPrefetchEntries = 1 << 21;   ///< 24 MB of int32 crd + double vals
   static constexpr int64_t kPrefetchMeanSegment = 4;     ///< entries per segment, at least
   /// Nested lattices multiply, and each case evaluates its own expression: bound the
