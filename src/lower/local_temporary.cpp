@@ -4,31 +4,13 @@
 #include <algorithm>
 
 #include "lower/semiring_ir.h"
+#include "notation/products.h"
 #include "tessel/error.h"
 #include "tessel/tensor.h"
 
 namespace tessel::lower {
 
 using namespace ir;
-
-namespace {
-
-void factorsOf(const IndexExpr& e, std::vector<IndexExpr>& out) {
-  if (e.kind() == ExprKind::Mul) {
-    factorsOf(e.node().a, out);
-    factorsOf(e.node().b, out);
-  } else {
-    out.push_back(e);
-  }
-}
-
-IndexExpr productOf(const std::vector<IndexExpr>& fs) {
-  IndexExpr p = fs.front();
-  for (size_t k = 1; k < fs.size(); k++) p = p * fs[k];
-  return p;
-}
-
-}  // namespace
 
 LocalTemporaryLowering::LocalTemporaryLowering(const Problem& p, const LocalTemporary& t, Symbols& sym,
                                                bool serial)

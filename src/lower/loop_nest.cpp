@@ -6,6 +6,7 @@
 
 #include "lower/level_format.h"
 #include "lower/output_plan.h"
+#include "notation/products.h"
 #include "tessel/error.h"
 
 namespace tessel::lower {
@@ -329,16 +330,6 @@ class Scheduler {
     nest_.precompute = i;
   }
 
-  /// Factors of a product chain, left to right (leaves that are not products).
-  static void factorsOf(const IndexExpr& e, std::vector<IndexExpr>& out) {
-    if (e.kind() == ExprKind::Mul) {
-      factorsOf(e.node().a, out);
-      factorsOf(e.node().b, out);
-    } else {
-      out.push_back(e);
-    }
-  }
-
   static bool has(const std::vector<IndexVar>& vs, const IndexVar& v) {
     return std::find(vs.begin(), vs.end(), v) != vs.end();
   }
@@ -362,9 +353,13 @@ class Scheduler {
     for (const IndexExpr& w : want) {
       size_t f = 0;
       while (f < have.size() && (used[f] || have[f].str() != w.str() || have[f].kind() != ExprKind::Access)) f++;
-      if (f == have.size())
-        fail("'" + c.expr.str() + "' is not some of the tensor factors of the right-hand side product " +
-             p_.assignment.rhs.str());
+      if (f == have.size()) {  // appended piece by piece: "'" + std::string trips GCC 12's false -Wrestrict
+        std::string why = "'";
+        why += c.expr.str();
+        why += "' is not some of the tensor factors of the right-hand side product ";
+        why += p_.assignment.rhs.str();
+        fail(why);
+      }
       used[f] = true;
       t.factors.push_back(have[f].get());
     }

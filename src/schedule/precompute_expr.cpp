@@ -5,28 +5,13 @@
 #include <algorithm>
 #include <memory>
 
+#include "notation/products.h"
 #include "tessel/error.h"
 #include "tessel/tensor.h"
 
 namespace tessel {
 
 namespace {
-
-/// Factors of a chain of products, left to right; {e} when e is not a product.
-void factorsOf(const IndexExpr& e, std::vector<IndexExpr>& out) {
-  if (e.kind() == ExprKind::Mul) {
-    factorsOf(e.node().a, out);
-    factorsOf(e.node().b, out);
-  } else {
-    out.push_back(e);
-  }
-}
-
-IndexExpr productOf(const std::vector<IndexExpr>& factors) {
-  IndexExpr p = factors.front();
-  for (size_t f = 1; f < factors.size(); f++) p = p * factors[f];
-  return p;
-}
 
 /// Where e sits in the (explicit-sum) right-hand side.
 struct Occurrence {
