@@ -697,3 +697,19 @@ TEST(Kernels, RecomputedOutputsReuseTheirArrays) {
       EXPECT_TRUE(matchesReferenceEachRound(c.expr, rounds, c.out, threads, after));
     }
 }
+
+TEST(Kernels, PatternCopyFromASparseRootUnderTwoDenseLevels) {
+  // A (dds:1,2,0) copies D's pattern (D transposed to sds:1,0,2): D's root level j is
+  // compressed, A's dense, and A's next level is dense too. A root that is not full
+  // (rows of j missing, or D empty) once made assembly copy D's level-2 pos array as if
+  // it were (a read past its end: a crash or an "inconsistent pos array").
+  std::mt19937_64 rng(41);
+  for (int64_t k : {0, 1, 3})
+    for (double density : {0.0, 0.2, 1.0}) {
+      SCOPED_TRACE("k " + std::to_string(k) + " density " + std::to_string(density));
+      std::vector<Operand> in = {{"B", randomCoo({4, 3}, 0.5, rng), Format::parse("ss")},
+                                 {"C", randomCoo({3, 4}, 1.0, rng), Format::parse("dd")},
+                                 {"D", randomCoo({3, 4, k}, density, rng), Format::parse("sds:2,0,1")}};
+      EXPECT_TRUE(matchesReference("A(k,j,i) = B(j,i) * C(i,j) * D(i,j,k)", in, Format::parse("dds:1,2,0")));
+    }
+}

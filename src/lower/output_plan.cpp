@@ -36,7 +36,11 @@ int findPatternSource(const Problem& p, bool& denseRoot) {
     for (int k = 0; k < m && same; k++) {
       same = in.levelVars[k] == p.output.levelVars[k] && f.levelIsUnique(k);
       const tessel::LevelFormat &ol = levelFormat(of, k), &il = levelFormat(f, k);
-      if (k == 0 && m > 1 && ol.full() && ol.locatable() && il.hasPosArray() && il.unique())
+      // The scatter (assemblePatternCopy) rebuilds level 1's pos array row by row; with a
+      // dense level 1, level 2's pos would be copied as if every root row were stored,
+      // reading past the source's array when its root level is not full.
+      if (k == 0 && m > 1 && ol.full() && ol.locatable() && il.hasPosArray() && il.unique() &&
+          levelFormat(of, 1).hasPosArray())
         root = true;
       else
         same = same && f.level(k) == of.level(k);
