@@ -868,3 +868,32 @@ TEST_F(IoTest, ProgressLine) {
     EXPECT_EQ(::testing::internal::GetCapturedStderr(), "");
   }
 }
+
+TEST_F(IoTest, EmptyTensorWrittenByTesselReadsBack) {
+  // No entry tells an empty tensor's order or dims: writeTns adds a comment that does.
+  for (const std::vector<int64_t>& dims : std::vector<std::vector<int64_t>>{{5}, {3, 0, 7}, {2, 4}}) {
+    CooData empty;
+    empty.dims = dims;
+    std::string p = dir_ + "/empty.tns";
+    writeTns(p, empty);
+    FileContents back = readTns(p);
+    EXPECT_EQ(back.data.dims, dims);
+    EXPECT_EQ(back.data.nnz(), 0);
+  }
+  // Only zeros (skipped) is empty too; a tensor with entries gets no comment.
+  CooData zeros;
+  zeros.dims = {4};
+  zeros.add({1}, 0.0);
+  writeTns(dir_ + "/zeros.tns", zeros);
+  EXPECT_EQ(readTns(dir_ + "/zeros.tns").data.dims, std::vector<int64_t>{4});
+  CooData one;
+  one.dims = {4};
+  one.add({1}, 2.5);
+  writeTns(dir_ + "/one.tns", one);
+  std::ifstream in(dir_ + "/one.tns");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "2 2.5\n");
+  // A malformed dims comment is an error naming the file and line.
+  std::ofstream(dir_ + "/bad.tns") << "# tessel dims: 3 x\n";
+  EXPECT_THROW(readTns(dir_ + "/bad.tns"), FileError);
+}

@@ -9,6 +9,9 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
 
 #include "io/io_util.h"
 #include "io/progress.h"
@@ -16,6 +19,11 @@
 #include "tessel/io.h"
 
 namespace tessel {
+
+namespace {
+/// The comment writeTns gives an empty tensor (no entry tells its order and dims).
+constexpr std::string_view kEmptyDims = "# tessel dims:";
+}  // namespace
 
 using namespace io_detail;
 
@@ -44,6 +52,7 @@ FileContents readTns(const std::string& path, const std::optional<std::vector<in
   int ntok = -1, order = 0;
   int64_t firstLine = 0;
   std::vector<int64_t> maxIdx;
+  std::optional<std::vector<int64_t>> emptyDims;  // from writeTns's comment for an empty tensor
   bool allInteger = true;
 
   // Records one entry whose indices are already in d.coords.
@@ -58,7 +67,23 @@ FileContents readTns(const std::string& path, const std::optional<std::vector<in
     const char* p = line.data();
     const char* e = p + line.size();
     skipSpaces(p, e);
-    if (p == e || *p == '#') continue;  // blank line or comment
+    if (p != e && *p == '#') {  // a comment; an empty tensor written by tessel gives its dims in one
+      std::string_view c(p, static_cast<size_t>(e - p));
+      if (c.substr(0, kEmptyDims.size()) == kEmptyDims) {
+        std::vector<int64_t> ds;
+        const char* q = p + kEmptyDims.size();
+        for (skipSpaces(q, e); q != e; skipSpaces(q, e)) {
+          int64_t v = 0;
+          auto r = std::from_chars(q, e, v);
+          if (r.ec != std::errc() || v < 0) throw FileError(where(path, in.lineNumber()), "malformed dims comment");
+          ds.push_back(v);
+          q = r.ptr;
+        }
+        emptyDims = ds;
+      }
+      continue;
+    }
+    if (p == e) continue;  // blank line
     const int64_t ln = in.lineNumber();
 
     // Fast path once the order is known: "i1 ... in value" with valid indices.
@@ -137,10 +162,10 @@ FileContents readTns(const std::string& path, const std::optional<std::vector<in
     storeValue(value);
   }
   if (ntok < 0) {
-    if (!dims)
+    if (!dims && !emptyDims)
       throw FileError(where(path, std::max<int64_t>(in.lineNumber(), 1)),
                       "no entries; cannot infer the order");
-    d.dims = *dims;
+    d.dims = dims ? *dims : *emptyDims;
   } else {
     d.dims = dims ? *dims : maxIdx;
   }
@@ -163,10 +188,12 @@ void writeTns(const std::string& path, const CooData& data, bool skipZeros) {
   } else {
     const int64_t n = data.nnz();
     Progress progress("writing", path, 0);
+    int64_t written = 0;
     for (int64_t e = 0; e < n; ++e) {
       progress.update(w.bytesWritten(), e, n);
       double v = data.values[e];
       if (skipZeros && v == 0) continue;
+      written++;
       const int64_t* c = data.coords.data() + e * order;
       for (int m = 0; m < order; ++m) {
         w.writeInt(c[m] + 1);
@@ -174,6 +201,12 @@ void writeTns(const std::string& path, const CooData& data, bool skipZeros) {
       }
       w.writeDouble(v);
       w.put('\n');
+    }
+    if (written == 0) {  // no entry tells the order or dims: a comment does, so it reads back
+      std::string c(kEmptyDims);
+      for (int64_t dim : data.dims) c += " " + std::to_string(dim);
+      c += '\n';
+      for (char ch : c) w.put(ch);
     }
   }
   w.commit();
