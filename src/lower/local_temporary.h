@@ -38,8 +38,6 @@ class LocalTemporaryLowering {
   ir::Stmt release() const { return ir::freeArray(all_); }
   /// At the top of each iteration of at's loop: this thread's row offset, zeroed row.
   std::vector<ir::Stmt> startRow(Env& env) const;
-  /// Variables each side's loops bind (loops over others are skipped below at).
-  const LocalTemporary& spec() const { return t_; }
 
  private:
   const Problem& p_;

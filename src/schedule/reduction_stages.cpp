@@ -103,6 +103,12 @@ bool mentionsTensor(const Assignment& a, const std::string& name) {
 std::vector<Assignment> splitReductions(const Assignment& a,
                                         const std::function<TensorBase(const PrecomputeTemporary&)>& temporary,
                                         const std::vector<std::string>& taken) {
+  // Every run of a kernel splits its assignment again: the common case, one term without
+  // a sum node, is one loop nest as it is, without building the explicit form.
+  const ExprNode& root = a.rhs.node();
+  auto additive = [](ExprKind k) { return k == ExprKind::Add || k == ExprKind::Sub; };
+  bool terms = additive(root.kind) || (root.kind == ExprKind::Neg && additive(root.a.node().kind));
+  if (!terms && !hasSum(a.rhs)) return {a};
   checkAssignment(a);
   if (!hasSum(a.rhs) && reducesAtRoot(a)) return {a};
   return Splitter(a, temporary, taken).run();

@@ -221,4 +221,16 @@ std::string dataDir() {
   return std::filesystem::is_directory(d) ? d : "";
 }
 
+void expectScheduleRejected(const std::map<std::string, TensorBase>& tensors, const std::string& expr,
+                            const std::string& schedule, const std::vector<std::string>& parts) {
+  SCOPED_TRACE(expr + " with " + schedule);
+  Assignment a = parseAssignment(expr, tensors);
+  try {
+    Kernel::emitC(a, parseSchedule(schedule, a));
+    ADD_FAILURE() << "accepted";
+  } catch (const ScheduleError& e) {
+    for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace tessel::testing

@@ -65,6 +65,11 @@ void removeScratchDir(const std::filesystem::path& dir);
 /// lhs = rhs (or += when acc) without recording it in the output tensor.
 Assignment makeAssignment(const IndexExpr& lhs, const IndexExpr& rhs, bool acc = false);
 
+/// Parses `expr` over `tensors` and `schedule` against it; the C emission must throw a
+/// ScheduleError whose message holds every one of `parts` (a failure otherwise).
+void expectScheduleRejected(const std::map<std::string, TensorBase>& tensors, const std::string& expr,
+                            const std::string& schedule, const std::vector<std::string>& parts);
+
 /// The shared data directory (../shared/data), or "" if missing.
 std::string dataDir();
 
