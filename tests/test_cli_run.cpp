@@ -115,7 +115,7 @@ TEST_F(CliRun, EmitPassesNamesEveryPassInOrder) {
   ASSERT_EQ(r.code, 0) << show(r);
   const std::vector<std::string> passes = {
       "after splitStages", "after analyze (loop order)", "after schedule", "after planOutput",
-      "after workspace", "after planParallel", "concrete index notation", "after lowerLoops (assemble)",
+      "after workspace", "after planParallel", "after insertWorkspace", "after lowerLoops (assemble)",
       "after lowerLoops (compute)", "after simplify", "after collapsePositionLoops", "after unrollAndJam",
       "after splitReductionChains", "after unswitchLoopFlags", "after simplify (again)", "C (backend)"};
   size_t at = 0;

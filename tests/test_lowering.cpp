@@ -26,7 +26,7 @@ TEST(Lowering, LoopOrderFollowsFormats) {
   auto lk = driver::lowerAssignment(a.assignment());
   ASSERT_EQ(lk.problem.order.size(), 2u);
   EXPECT_EQ(lk.problem.order[0], j);  // CSC: columns outside
-  EXPECT_EQ(lk.concrete, "forall(j, forall(i, a(i) = B(i,j) * c(j)))");
+  EXPECT_EQ(lower::str(lk.nest.stmt), "forall(j, forall(i, a(i) = B(i,j) * c(j)))");
 }
 
 TEST(Lowering, ConflictingOperandIsTransposedAndSaysSo) {
@@ -89,7 +89,7 @@ TEST(Lowering, OutputStrategies) {
   A(i, j) = B(i, k) * C(k, j);
   auto sp = driver::lowerAssignment(A.assignment());
   EXPECT_EQ(sp.plan.kind, lower::OutputKind::Workspace);
-  EXPECT_NE(sp.concrete.find("where("), std::string::npos) << sp.concrete;
+  EXPECT_NE(lower::str(sp.nest.stmt).find("where("), std::string::npos) << lower::str(sp.nest.stmt);
   A(i, j) = B(i, j) * D(i, k) * E(k, j);
   EXPECT_EQ(driver::lowerAssignment(A.assignment()).plan.kind, lower::OutputKind::PatternCopy);
   TensorBase Ad("Ad", Datatype::Float64, {6, 6}, DenseFormat(2));

@@ -76,7 +76,7 @@ CompiledStages compilePipeline(const Assignment& a, const Schedule& schedule, co
     observe("after analyze (loop order)", [&] { return problemText(lk.problem); });
     // 2. the schedule's rewrites of the loop nest
     lk.nest = lower::scheduleLoops(lk.problem, sched);
-    observe("after schedule", [&] { return lk.nest.str(lk.problem.assignment.str()) + "\n"; });
+    observe("after schedule", [&] { return lower::str(lk.nest.stmt) + "\n"; });
     // 3. how the output is assembled
     lk.plan = lower::planScheduledOutput(lk.problem, sched);
     observe("after planOutput", [&] { return lk.plan.describe() + "\n"; });
@@ -86,9 +86,9 @@ CompiledStages compilePipeline(const Assignment& a, const Schedule& schedule, co
     // 5. races of the parallel loop
     lk.parallel = lower::planParallel(lk.problem, lk.plan, lk.nest);
     observe("after planParallel", [&] { return parallelText(lk.parallel, lk.nest); });
-    // 6. concrete index notation
-    lk.concrete = lower::concreteNotation(lk.problem, lk.plan, lk.nest);
-    observe("concrete index notation", [&] { return lk.concrete + "\n"; });
+    // 6. a workspace output's row: a where in the concrete index notation
+    lower::insertWorkspace(lk.problem, lk.plan, lk.nest);
+    observe("after insertWorkspace", [&] { return lower::str(lk.nest.stmt) + "\n"; });
     // 7. IR: assemble (symbolic phase) and compute (numeric phase)
     ir::Function assemble{"tessel_assemble", "Symbolic phase: allocate the output and build its pattern.",
                           lower::lowerLoops(lk.problem, lk.plan, lk.nest, lk.parallel, lower::Phase::Symbolic)};

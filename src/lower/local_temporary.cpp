@@ -6,23 +6,14 @@
 #include "lower/semiring_ir.h"
 #include "notation/products.h"
 #include "tessel/error.h"
-#include "tessel/tensor.h"
 
 namespace tessel::lower {
 
 using namespace ir;
 
-LocalTemporaryLowering::LocalTemporaryLowering(const Problem& p, const LocalTemporary& t, Symbols& sym,
-                                               bool serial)
-    : p_(p), t_(t), sym_(sym), serial_(serial) {
-  // t has an identity (the consumer's access points to it) but no arrays: the kernel
-  // allocates its rows itself.
-  tensor_ = std::make_shared<TensorImpl>();
-  tensor_->name = t.name;
-  tensor_->type = p.outputType();
-  for (const IndexVar& v : t.vars) tensor_->dims.push_back(extentOf(p.assignment, v));
-  tensor_->format = DenseFormat(static_cast<int>(t.vars.size()));
-  access_ = Access(TensorBase(tensor_), t.vars);
+LocalTemporaryLowering::LocalTemporaryLowering(const Problem& p, const IndexStmtNode& where, Symbols& sym, bool serial)
+    : p_(p), t_(*where.temporary), sym_(sym), access_(where.temporaryAccess), serial_(serial) {
+  const LocalTemporary& t = t_;
   all_ = var(sym_.fresh(t.name), ptr(sym_.computeType()));
   len_ = var(sym_.fresh(t.name + "_len"), i64());
 }

@@ -21,14 +21,15 @@ struct LocalSplit {
 
 class LocalTemporaryLowering {
  public:
-  /// `serial`: no loop of the nest runs in parallel, so one row serves every iteration.
-  LocalTemporaryLowering(const Problem& p, const LocalTemporary& t, Symbols& sym, bool serial);
+  /// The temporary of `where` (concrete index notation). `serial`: no loop of the nest
+  /// runs in parallel, so one row serves every iteration.
+  LocalTemporaryLowering(const Problem& p, const IndexStmtNode& where, Symbols& sym, bool serial);
 
   /// `e` (a lattice case's expression) split, or nothing when it lacks e's factors (a
   /// case in which they are absent needs no temporary).
   std::optional<LocalSplit> split(const IndexExpr& e) const;
   /// Is this access the consumer's read of t?
-  bool reads(const tessel::ExprNode* n) const { return n->tensor == tensor_; }
+  bool reads(const tessel::ExprNode* n) const { return n->tensor == access_.node().tensor; }
   /// t's element at the variables bound in `env`, in this thread's row.
   ir::Expr element(const Env& env) const;
   /// t[..] += v at the variables bound in `env`.
@@ -43,8 +44,7 @@ class LocalTemporaryLowering {
   const Problem& p_;
   const LocalTemporary& t_;
   Symbols& sym_;
-  std::shared_ptr<TensorImpl> tensor_;  ///< t's identity in the consumer's expression
-  IndexExpr access_;                    ///< t(vars)
+  IndexExpr access_;  ///< t(vars): its tensor is t's identity in the consumer's expression
   ir::Expr all_, len_;                  ///< every thread's rows; one row's length
   bool serial_;                         ///< one row, at offset 0 (no thread number per iteration)
 

@@ -11,11 +11,6 @@
 
 namespace tessel::lower {
 
-std::vector<IndexVar> Loop::touches() const {
-  if (kind == Kind::Chunk && fusedOuter) return {*fusedOuter, of};
-  return {of};
-}
-
 int LoopNest::coordLoopOf(const IndexVar& v) const {
   for (size_t d = 0; d < loops.size(); d++)
     if (loops[d].kind == Loop::Kind::Coord && loops[d].of == v) return static_cast<int>(d);
@@ -43,18 +38,10 @@ int LoopNest::parallelLoop() const {
   return -1;
 }
 
-std::string LoopNest::str(const std::string& body) const {
-  std::string s = body;
-  for (auto it = loops.rbegin(); it != loops.rend(); ++it) {
-    std::string note;
-    if (it->kind == Loop::Kind::Chunk)
-      note = std::string(it->divide ? " in " : " by ") + std::to_string(it->amount) +
-             (it->overPositions ? " positions" : "");
-    if (it->parallel) note += " parallel";
-    if (it->unroll) note += " unroll " + std::to_string(it->unroll);
-    s = "forall(" + it->var.name() + note + ", " + s + ")";
-  }
-  return s;
+const IndexStmtNode* LoopNest::localWhere() const {
+  const IndexStmtNode* n = stmt.get();
+  while (n && n->kind == IndexStmtNode::Kind::Forall) n = n->body.get();
+  return n && n->kind == IndexStmtNode::Kind::Where && n->temporary ? n : nullptr;
 }
 
 namespace {
@@ -89,9 +76,11 @@ class Scheduler {
       }
       apply(c);
     }
+    IndexStmt body = assignStmt(p_.assignment.lhs, p_.assignment.rhs, false);
+    nest_.stmt = foralls(0, static_cast<int>(nest_.loops.size()), body, [](const Loop&) { return true; });
     if (local) {
       cmd_ = local;
-      precomputeAt(*local);
+      nest_.stmt = precomputeAt(nest_.stmt, *local);
     }
     return nest_;
   }
@@ -323,7 +312,6 @@ class Scheduler {
     // A sub-expression's precompute splits the assignment into stages (Kernel), above
     // any one loop nest.
     if (c.vars.empty()) fail("a sub-expression is precomputed by Kernel::compile, not within one loop nest");
-    if (c.expr.defined()) return precomputeAt(c);
     const IndexVar& i = c.vars[0];
     if (std::find(p_.order.begin(), p_.order.end(), i) == p_.order.end())
       fail("unknown index variable " + i.name() + " (precompute names a variable of the assignment)");
@@ -334,7 +322,44 @@ class Scheduler {
     return std::find(vs.begin(), vs.end(), v) != vs.end();
   }
 
-  void precomputeAt(const ScheduleCommand& c) {
+  /// forall(loops[from]) ... forall(loops[to - 1], body), skipping loops that `keep` refuses.
+  template <typename Keep>
+  IndexStmt foralls(int from, int to, IndexStmt body, const Keep& keep) const {
+    for (int d = to - 1; d >= from; d--)
+      if (keep(nest_.loops[d])) body = forallStmt(nest_.loops[d], d, body);
+    return body;
+  }
+
+  /// The rewrite of precompute(e, t, at): forall(at, S) becomes
+  ///   forall(at, where(forall(.., out = rest * t(vars)), forall(.., t(vars) += e)))
+  /// each side over the loops below `at` that its expression uses, in scheduled order.
+  IndexStmt precomputeAt(const IndexStmt& root, const ScheduleCommand& c) {
+    auto t = std::make_shared<const LocalTemporary>(localTemporary(c));
+    std::vector<IndexExpr> have, mine, rest;
+    factorsOf(p_.assignment.rhs, have);
+    for (const IndexExpr& f : have)
+      (std::count(t->factors.begin(), t->factors.end(), f.get()) ? mine : rest).push_back(f);
+    IndexExpr access = denseTemporary(t->name, p_.outputType(), t->vars, p_.assignment);
+    rest.push_back(access);
+    IndexExpr produced = productOf(mine), consumed = productOf(rest);
+    auto uses = [](const IndexExpr& e) {
+      return [e](const Loop& l) { return mentions(e, l.of); };
+    };
+    int n = static_cast<int>(nest_.loops.size());
+    IndexStmt consumer = foralls(t->depth + 1, n, assignStmt(p_.assignment.lhs, consumed, false), uses(consumed));
+    IndexStmt producer = foralls(t->depth + 1, n, assignStmt(access, produced, true), uses(produced));
+    const IndexStmtNode* at = forallChain(root).at(t->depth);
+    IndexStmt where = whereStmt(consumer, producer, t, access, at->body);
+    return foralls(0, t->depth + 1, where, [](const Loop&) { return true; });
+  }
+
+  static bool mentions(const IndexExpr& e, const IndexVar& v) {
+    for (const tessel::ExprNode* n : accessesOf(e))
+      if (std::find(n->vars.begin(), n->vars.end(), v) != n->vars.end()) return true;
+    return false;
+  }
+
+  LocalTemporary localTemporary(const ScheduleCommand& c) {
     const IndexVar& at = c.vars[0];
     int d = find(at);
     if (d < 0) fail("unknown index variable " + at.name() + " (loops now: " + loopNames() + ")");
@@ -393,7 +418,7 @@ class Scheduler {
             for (const tessel::ExprNode* n : accessesOf(have[f])) inRest |= has(n->vars, v);
         if (!inRest) fail("the output's " + v.name() + " appears in no factor below the loop over " + at.name());
       }
-    nest_.local = t;
+    return t;
   }
 
   static std::vector<const tessel::ExprNode*> accessesOf(const IndexExpr& e) {

@@ -2,38 +2,42 @@
 #include "lower/lower.h"
 
 #include "lower/lower_loops.h"
-#include "notation/concrete_notation.h"
 #include "tessel/error.h"
 
 namespace tessel::lower {
 
 namespace {
 
-/// A sparse output gathered in a workspace:
-/// where(forall(j, A(..,j) = w(j)), forall(k, forall(j, w(j) += ...))).
-ConcreteStmt workspaceNotation(const Problem& p, const OutputPlan& plan) {
-  const auto& order = p.order;
-  const IndexVar& j = p.output.levelVars[plan.workspaceLevel];
-  std::string w = "w(" + j.name() + ")";
-  auto loops = [&](const IndexExpr& e) {
-    ConcreteStmt st = concreteAssign(w + " += " + e.str());
-    for (int d = static_cast<int>(order.size()) - 1; d >= plan.workspaceDepth; d--) st = forall(order[d], st);
-    return st;
-  };
-  ConcreteStmt producer = nullptr;
-  for (const IndexExpr& t : plan.termLoops ? sumTerms(p.assignment.rhs) : std::vector<IndexExpr>{p.assignment.rhs})
-    producer = producer ? sequence(producer, loops(t)) : loops(t);
-  std::string lhs = p.assignment.lhs.str();
-  ConcreteStmt s = where(forall(j, concreteAssign(lhs + " = " + w)), producer);
-  for (int d = plan.workspaceDepth - 1; d >= 0; d--) s = forall(order[d], s);
-  return s;
+/// `body`'s forall chain with its assignment replaced by `leaf`.
+IndexStmt withLeaf(const IndexStmt& body, const IndexStmt& leaf) {
+  if (body->kind != IndexStmtNode::Kind::Forall) return leaf;
+  return forallStmt(body->loop, body->depth, withLeaf(body->body, leaf));
 }
 
 }  // namespace
 
-std::string concreteNotation(const Problem& p, const OutputPlan& plan, const LoopNest& nest) {
-  if (!nest.schedule.empty() || plan.kind != OutputKind::Workspace) return nest.str(p.assignment.str());
-  return str(workspaceNotation(p, plan));
+void insertWorkspace(const Problem& p, const OutputPlan& plan, LoopNest& nest) {
+  if (const IndexStmtNode* w = nest.localWhere(); w && plan.kind != OutputKind::Dense)
+    throw ScheduleError("schedule command " + w->temporary->command + ": a temporary at a loop needs a dense output for now");
+  if (plan.kind != OutputKind::Workspace) return;
+  // The row starts at the first loop over (or restricting) a variable from the
+  // workspace's depth on: every loop inside it fills one row.
+  int at = static_cast<int>(nest.loops.size());
+  for (size_t d = plan.workspaceDepth; d < p.order.size(); d++) at = std::min(at, nest.firstTouching(p.order[d]));
+  std::vector<const IndexStmtNode*> chain = forallChain(nest.stmt);
+  TESSEL_CHECK(at < static_cast<int>(chain.size()), "the workspace's loops are not a forall chain");
+  const IndexVar& j = p.output.levelVars[plan.workspaceLevel];
+  IndexExpr w = denseTemporary("w", p.outputType(), {j}, p.assignment);
+  IndexStmt loops = at == 0 ? nest.stmt : chain[at - 1]->body;
+  std::vector<IndexStmt> terms;
+  for (const IndexExpr& t : plan.termLoops ? sumTerms(p.assignment.rhs) : std::vector<IndexExpr>{p.assignment.rhs})
+    terms.push_back(withLeaf(loops, assignStmt(w, t, true)));
+  Loop gather;
+  gather.var = gather.of = j;
+  IndexStmt consumer = forallStmt(gather, -1, assignStmt(p.assignment.lhs, w, false));
+  IndexStmt s = whereStmt(consumer, terms.size() == 1 ? terms[0] : sequenceStmt(terms), nullptr, w, nullptr);
+  for (int d = at - 1; d >= 0; d--) s = forallStmt(chain[d]->loop, chain[d]->depth, s);
+  nest.stmt = s;
 }
 
 std::string headerComment(const LoweredKernel& k) {
@@ -45,7 +49,7 @@ std::string headerComment(const LoweredKernel& k) {
          (t.isOutput ? " (output)" : "") + (t.snapshotOfOutput ? " (output before +=)" : "") + "\n";
   }
   if (!k.nest.schedule.empty()) h += "schedule: " + k.nest.schedule + "\n";
-  h += "concrete index notation: " + k.concrete + "\n";
+  h += "concrete index notation: " + str(k.nest.stmt) + "\n";
   h += "output: " + k.plan.describe() + "\n";
   for (auto& n : k.problem.notes) h += "note: " + n + "\n";
   return h;

@@ -21,7 +21,6 @@ struct LoweredKernel {
   LoopNest nest;
   OutputPlan plan;
   ParallelPlan parallel;
-  std::string concrete;  ///< concrete index notation, printed
   ir::Module module;
 };
 
@@ -32,8 +31,11 @@ OutputPlan planScheduledOutput(const Problem& p, const Schedule& schedule);
 /// without one). A format that cannot take it throws ScheduleError naming the command.
 void applyWorkspace(const Problem& p, OutputPlan& plan, const LoopNest& nest);
 
-/// The forall nest of the scheduled loops (with `where` for an unscheduled workspace).
-std::string concreteNotation(const Problem& p, const OutputPlan& plan, const LoopNest& nest);
+/// A workspace output plan made concrete: the loops that fill one row of the output
+/// become where(forall(j, A(..,j) = w(j)), loops with w(j) += e) in nest.stmt, with one
+/// copy of the loops per term of the sum (a sequence) when the plan says termLoops.
+/// A temporary at a loop (precompute(e, t, at)) needs a dense output: ScheduleError.
+void insertWorkspace(const Problem& p, const OutputPlan& plan, LoopNest& nest);
 
 /// The generated code's header: the assignment, argument slots, schedule, concrete
 /// index notation, output plan and notes.

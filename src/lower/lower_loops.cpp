@@ -49,14 +49,10 @@ class LoopLowerer {
       std::vector<IndexVar> needed(p.order.begin(), p.order.begin() + plan.symbolicDepth);
       depthLimit_ = nest.endOfLoopsFor(needed);
     }
-    workspaceAt_ = loops + 1;
-    if (plan.kind == OutputKind::Workspace)
-      for (size_t d = plan.workspaceDepth; d < p.order.size(); d++)
-        workspaceAt_ = std::min(workspaceAt_, nest.firstTouching(p.order[d]));
-    if (nest.local && phase == Phase::Numeric) {
-      const LocalTemporary& t = *nest.local;
-      if (plan.kind != OutputKind::Dense)
-        throw ScheduleError("schedule command " + t.command + ": a temporary at a loop needs a dense output for now");
+    const IndexStmtNode* where = nest.localWhere();
+    if (where && phase == Phase::Numeric) {
+      const LocalTemporary& t = *where->temporary;
+      TESSEL_CHECK(plan.kind == OutputKind::Dense, "a temporary at a loop under a sparse output (see insertWorkspace)");
       // The consumer reads every entry of t, met or not: exact only where the semiring's
       // zero annihilates its mul (an unmet -inf times a negative factor is not -inf).
       if (!p.assignment.semiring.zeroAnnihilatesMul())
@@ -66,7 +62,7 @@ class LoopLowerer {
         if (nest.loops[d].parallel)
           throw ScheduleError("schedule command " + t.command + ": the loops below " + t.at.name() +
                               " run once per temporary and cannot be parallel");
-      local_.emplace(p, t, sym_, nest.parallelLoop() < 0);
+      local_.emplace(p, *where, sym_, nest.parallelLoop() < 0);
     }
   }
 
@@ -80,7 +76,7 @@ class LoopLowerer {
       for (auto& st : local_->allocate()) s.push_back(st);
     out_.resolve(env, phase_, s);
     if (!(phase_ == Phase::Symbolic && plan_.growRows)) {  // (assembly only allocates)
-      Stmt loops = threadCopies(descend(0, p_.assignment.rhs, env));
+      Stmt loops = threadCopies(descend(nest_.stmt.get(), p_.assignment.rhs, env));
       for (auto& st : streamFlags_) s.push_back(st);
       std::vector<int> tuned;
       for (auto& st : tuner_.declare(0, true, intImm(0), &tuned)) s.push_back(st);  // merges outside parallel loops
@@ -237,19 +233,20 @@ class LoopLowerer {
     return out_.storeValue(env, v);
   }
 
-  Stmt descend(int d, const IndexExpr& e, Env env) {
-    if (plan_.kind == OutputKind::Workspace && !env.inWorkspace && d == workspaceAt_) {
+  /// The depth of a statement: its loop's, or past every loop for the assignment.
+  int depthOf(const IndexStmtNode* s) const {
+    return s->kind == IndexStmtNode::Kind::Forall ? s->depth : static_cast<int>(nest_.loops.size());
+  }
+
+  Stmt descend(const IndexStmtNode* d, const IndexExpr& e, Env env) {
+    if (d->kind == IndexStmtNode::Kind::Where && !d->temporary) {  // a workspace row (insertWorkspace)
       env.inWorkspace = true;
-      if (!plan_.termLoops) return out_.workspaceRegion(env, phase_, descend(d, e, env));
-      // One loop nest per term, each scattering into the same workspace row.
-      std::vector<Stmt> terms;
-      for (const IndexExpr& t : sumTerms(e)) terms.push_back(descend(d, t, env));
-      return out_.workspaceRegion(env, phase_, block(terms));
+      return out_.workspaceRegion(env, phase_, lowerStatements(d->producer.get(), e, env));
     }
     if (env.pendingLevel >= 0 && !env.hit) return deferredAppend(d, e, env);
     // A scalar accumulator must not be shared by the iterations of a parallel loop.
     if (phase_ == Phase::Numeric && !env.acc && !env.inWorkspace && !env.localProducer && out_.resolved(env) &&
-        d < depthLimit_ && pp_.loop < d) {
+        depthOf(d) < depthLimit_ && pp_.loop < depthOf(d)) {
       Expr acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
       env.acc = acc;
       Stmt inner = lowerAt(d, e, env);
@@ -258,9 +255,39 @@ class LoopLowerer {
     return lowerAt(d, e, env);
   }
 
+  /// A where's producer: one statement, or a sequence of one loop nest per term of the
+  /// sum (each scattering into the same workspace row). A case expression has the terms
+  /// of the sum that are present in that case, in order: each goes to the first
+  /// statement left whose term has all of its operands; statements whose term is absent
+  /// from the case are skipped.
+  Stmt lowerStatements(const IndexStmtNode* s, const IndexExpr& e, const Env& env) {
+    if (s->kind != IndexStmtNode::Kind::Sequence) return descend(s, e, env);
+    std::vector<Stmt> out;
+    size_t next = 0;
+    for (const IndexExpr& term : sumTerms(e)) {
+      std::vector<const tessel::ExprNode*> have = accessesIn(term);
+      while (next < s->stmts.size() && !containsAll(accessesIn(leafOf(s->stmts[next].get())->rhs), have)) next++;
+      TESSEL_CHECK(next < s->stmts.size(), "term " + term.str() + " of a case matches no statement of the sequence");
+      out.push_back(descend(s->stmts[next++].get(), term, env));
+    }
+    return block(out);
+  }
+
+  static const IndexStmtNode* leafOf(const IndexStmtNode* s) {
+    while (s->kind == IndexStmtNode::Kind::Forall) s = s->body.get();
+    TESSEL_CHECK(s->kind == IndexStmtNode::Kind::Assign, "a sequence's statement is not a forall nest");
+    return s;
+  }
+
+  static bool containsAll(const std::vector<const tessel::ExprNode*>& all, const std::vector<const tessel::ExprNode*>& some) {
+    for (const tessel::ExprNode* n : some)
+      if (std::find(all.begin(), all.end(), n) == all.end()) return false;
+    return true;
+  }
+
   /// The reduction below the last output levels runs first; the entry is appended
   /// (and its value stored) only if some case was met.
-  Stmt deferredAppend(int d, const IndexExpr& e, Env env) {
+  Stmt deferredAppend(const IndexStmtNode* d, const IndexExpr& e, Env env) {
     Expr hit = var(sym_.fresh("hit"), scalar(Datatype::Bool));
     std::vector<Stmt> s = {decl(hit, intImm(0, scalar(Datatype::Bool)))};
     env.hit = hit;
@@ -277,11 +304,11 @@ class LoopLowerer {
     return block(s);
   }
 
-  Stmt caseBody(int d, const LatticePoint& q, const Env& env, const std::map<int, IterVars>& iv,
+  Stmt caseBody(const IndexStmtNode* d, const LatticePoint& q, const Env& env, const std::map<int, IterVars>& iv,
                 const Expr& v) {
     spend(1);
     Env e2 = env;
-    e2.bound[nest_.loops[d].of.id()] = v;
+    e2.bound[d->loop.of.id()] = v;
     for (int a : q.iterators) {
       const IterVars& it = iv.at(a);
       e2.in[a].push_back({it.pos, it.pos, it.unique ? add(it.pos, intImm(1)) : it.seg});
@@ -295,13 +322,18 @@ class LoopLowerer {
     if (guard == e2.guarded) guard = nullptr;
     if (guard) e2.guarded = guard;
     std::vector<Stmt> body;
+    const IndexStmtNode* next = d->body.get();
     if (e2.localProducer) {  // computing a temporary: the output is not written here
-      body.push_back(descend(d + 1, q.expr, e2));
+      body.push_back(descend(next, q.expr, e2));
+    } else if (next->kind == IndexStmtNode::Kind::Where && next->temporary) {
+      out_.resolve(e2, phase_, body);
+      // The temporary, for cases that have e's factors (and only when computing).
+      std::optional<LocalSplit> local;
+      if (local_) local = local_->split(q.expr);
+      body.push_back(local ? localOrPlain(next, *local, q.expr, e2) : descend(next->unsplit.get(), q.expr, e2));
     } else {
       out_.resolve(e2, phase_, body);
-      std::optional<LocalSplit> local;
-      if (local_ && d == nest_.local->depth) local = local_->split(q.expr);
-      body.push_back(local ? localOrPlain(d, *local, q.expr, e2) : descend(d + 1, q.expr, e2));
+      body.push_back(descend(next, q.expr, e2));
     }
     if (guard) s.push_back(ifThen(guard, block(body)));
     else s.insert(s.end(), body.begin(), body.end());
@@ -313,9 +345,9 @@ class LoopLowerer {
   /// The temporary pays for zeroing and reading its row only when e's sum below `at` has
   /// a few entries: a fiber of e's first sparse level over a summed variable shorter than
   /// kLocalMinFiber runs the plain nest instead (MTTKRP on knowledge graphs: fibers of 1-4).
-  Stmt localOrPlain(int d, const LocalSplit& sp, const IndexExpr& whole, const Env& env) {
-    Stmt where = localWhere(d, sp, env);
-    const LocalTemporary& t = *nest_.local;
+  Stmt localOrPlain(const IndexStmtNode* w, const LocalSplit& sp, const IndexExpr& whole, const Env& env) {
+    Stmt where = localWhere(w, sp, env);
+    const LocalTemporary& t = *w->temporary;
     for (const tessel::ExprNode* n : t.factors) {
       int a = p_.accessIndex(n);
       size_t k = env.in[a].size();
@@ -324,24 +356,24 @@ class LoopLowerer {
       if (std::find(t.summed.begin(), t.summed.end(), lv[k]) == t.summed.end()) continue;
       auto [begin, end] = fmt(a, static_cast<int>(k)).bounds(sym_.arrays(p_.inputs[a].arg, static_cast<int>(k)), parentOf(env, a));
       Expr longFiber = binary(ExprOp::Ge, sub(end, begin), intImm(kLocalMinFiber));
-      return ifThen(longFiber, where, descend(d + 1, whole, env));
+      return ifThen(longFiber, where, descend(w->unsplit.get(), whole, env));
     }
     return where;
   }
 
   /// precompute(e, t, at) inside at's loop: t's row zeroed, filled by e's loops, then
   /// read by the rest's loops (each skips the loops over variables it lacks).
-  Stmt localWhere(int d, const LocalSplit& sp, const Env& env) {
+  Stmt localWhere(const IndexStmtNode* w, const LocalSplit& sp, const Env& env) {
     Env base = env;
     std::vector<Stmt> s = local_->startRow(base);
     Env producer = base;
     producer.localProducer = true;
-    s.push_back(descend(d + 1, sp.producer, producer));
-    s.push_back(descend(d + 1, sp.consumer, base));
+    s.push_back(descend(w->producer.get(), sp.producer, producer));
+    s.push_back(descend(w->consumer.get(), sp.consumer, base));
     return block(s);
   }
 
-  Stmt caseChain(int d, const std::vector<LatticePoint>& pts, const Env& env,
+  Stmt caseChain(const IndexStmtNode* d, const std::vector<LatticePoint>& pts, const Env& env,
                  const std::map<int, IterVars>& iv, const Expr& v) {
     Stmt chain = nullptr;
     for (auto it = pts.rbegin(); it != pts.rend(); ++it) {
@@ -575,8 +607,8 @@ class LoopLowerer {
 
   /// A block loop of a split: restricts the loops inside to one block of coordinates or
   /// of an operand's positions.
-  Stmt lowerChunk(int d, const IndexExpr& e, const Env& env) {
-    const Loop& l = nest_.loops[d];
+  Stmt lowerChunk(const IndexStmtNode* d, const IndexExpr& e, const Env& env) {
+    const Loop& l = d->loop;
     const int tuneFrom = tuner_.sites();  // merge sites below this loop are opened from here
     std::vector<Stmt> s;
     Env inner = env;
@@ -640,7 +672,7 @@ class LoopLowerer {
         inner.range[l.fusedOuter->id()] = {ilo, ihi};
       }
     }
-    body.push_back(descend(d + 1, e, inner));
+    body.push_back(descend(d->body.get(), e, inner));
     if (l.parallel && phase_ == Phase::Numeric && out_.threadRangesOfRows() && !l.overPositions) {
       s.push_back(threadRanges(l, c, intImm(0), count, [&](const Expr& k) { return minOf(add(lo, mul(k, size)), hi); },
                                body, tuneFrom));
@@ -651,13 +683,13 @@ class LoopLowerer {
   }
 
   /// A union of unique iterators whose cases all go straight to the leaf.
-  bool mergesWithoutCases(int d, const LatticePoint& pt, const std::vector<LatticePoint>& cases,
+  bool mergesWithoutCases(const IndexStmtNode* d, const LatticePoint& pt, const std::vector<LatticePoint>& cases,
                           const std::map<int, IterVars>& iv) const {
     // Absent operands read as the semiring's zero: exact only where that zero
     // annihilates the products it may meet (not max_times: -inf * -2 is +inf).
     if (!semiring().zeroAnnihilatesMul()) return false;
     size_t n = pt.iterators.size();
-    if (n < 2 || n > 6 || d + 1 != depthLimit_ || cases.size() != (size_t{1} << n) - 1) return false;
+    if (n < 2 || n > 6 || d->depth + 1 != depthLimit_ || cases.size() != (size_t{1} << n) - 1) return false;
     if (cases[0].iterators != pt.iterators) return false;
     for (int a : pt.iterators)
       if (!iv.at(a).unique) return false;
@@ -666,7 +698,7 @@ class LoopLowerer {
 
   /// A merge without cases whose iterators walk their operands' last levels (so their
   /// positions are their values'), in the compute phase: it has a branching variant.
-  bool branchable(int d, const LatticePoint& pt, const std::vector<LatticePoint>& cases,
+  bool branchable(const IndexStmtNode* d, const LatticePoint& pt, const std::vector<LatticePoint>& cases,
                   const std::map<int, IterVars>& iv, const Env& env) const {
     if (phase_ != Phase::Numeric || !mergesWithoutCases(d, pt, cases, iv)) return false;
     for (int a : pt.iterators)
@@ -686,7 +718,7 @@ class LoopLowerer {
   /// loads its value and advances in an `if` (speculated past the coordinate loads);
   /// without, the values are selected and the iterators advance by their comparisons.
   /// `branched` (when given) tells whether some point took the branching variant.
-  std::vector<Stmt> mergeLoops(int d, const MergeLattice& L, const Env& env, const std::map<int, IterVars>& iv,
+  std::vector<Stmt> mergeLoops(const IndexStmtNode* d, const MergeLattice& L, const Env& env, const std::map<int, IterVars>& iv,
                                const Expr& vv, bool branching, bool* branched = nullptr) {
     std::vector<Stmt> loops;
     for (auto& pt : L.points) {
@@ -738,10 +770,13 @@ class LoopLowerer {
     return loops;
   }
 
-  Stmt lowerAt(int d, const IndexExpr& e, const Env& env) {
-    if (d == depthLimit_) return leaf(e, env);
-    const Loop& loop = nest_.loops[d];
-    if (env.localOffset && loop.kind == Loop::Kind::Coord && !mentions(e, loop.of)) return descend(d + 1, e, env);
+  Stmt lowerAt(const IndexStmtNode* d, const IndexExpr& e, const Env& env) {
+    if (d->kind == IndexStmtNode::Kind::Assign || (d->kind == IndexStmtNode::Kind::Forall && d->depth >= depthLimit_))
+      return leaf(e, env);
+    if (d->kind != IndexStmtNode::Kind::Forall)  // a where is entered from its loop's cases
+      throw InternalError("lowering met a where or sequence outside a loop's case");
+    const Loop& loop = d->loop;
+    if (env.localOffset && loop.kind == Loop::Kind::Coord && !mentions(e, loop.of)) return descend(d->body.get(), e, env);
     if (loop.kind == Loop::Kind::Chunk) return lowerChunk(d, e, env);
     const int tuneFrom = tuner_.sites();
     const IndexVar& v = loop.of;
@@ -803,7 +838,7 @@ class LoopLowerer {
       // One sorted unique iterator: a plain for loop over its positions.
       int a = *its.begin();
       std::vector<Stmt> body = {decl(vv, coordAt(env, a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
-      if (d > 0 && d + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
+      if (d->depth > 0 && d->depth + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
         s.push_back(prefetchAhead(a, static_cast<int>(env.in[a].size()), iv[a].beginValue));
       s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body, tuneFrom), loopInfo(loop)));
       return block(s);
@@ -845,7 +880,6 @@ class LoopLowerer {
   OutputAssembly out_;
   int depthLimit_;
   std::optional<LocalTemporaryLowering> local_;  ///< precompute(e, t, at), numeric phase
-  int workspaceAt_;  ///< nest index where the workspace row starts
   MergeTuner tuner_{sym_};
   Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
   std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
