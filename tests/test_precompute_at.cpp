@@ -79,7 +79,7 @@ TEST(PrecomputeAt, MttkrpAgainstReference) {
     int64_t i, j, k, l;
     double density;
   };
-  // Fibers below j shorter than 16 entries run the plain nest (localOrPlain): the long
+  // Fibers below j shorter than 4 entries run the plain nest (localOrPlain): the long
   // fibers of {3, 2, 40, ...} take the temporary.
   for (const Shape& s : std::vector<Shape>{{7, 5, 6, 4, 0.3}, {9, 3, 11, 1, 0.6}, {4, 4, 4, 3, 0.0}, {0, 3, 2, 2, 0.5},
                                            {3, 2, 5, 0, 0.5}, {3, 2, 40, 3, 0.9}, {2, 3, 50, 1, 0.5}})
