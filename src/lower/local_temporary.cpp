@@ -6,7 +6,6 @@
 #include "lower/semiring_ir.h"
 #include "notation/products.h"
 #include "tessel/error.h"
-#include "tessel/tensor.h"
 
 namespace tessel::lower {
 
@@ -17,12 +16,10 @@ LocalTemporaryLowering::LocalTemporaryLowering(const Problem& p, const LocalTemp
     : p_(p), t_(t), sym_(sym), serial_(serial) {
   // t has an identity (the consumer's access points to it) but no arrays: the kernel
   // allocates its rows itself.
-  tensor_ = std::make_shared<TensorImpl>();
-  tensor_->name = t.name;
-  tensor_->type = p.outputType();
-  for (const IndexVar& v : t.vars) tensor_->dims.push_back(extentOf(p.assignment, v));
-  tensor_->format = DenseFormat(static_cast<int>(t.vars.size()));
-  access_ = Access(TensorBase(tensor_), t.vars);
+  std::vector<int64_t> dims;
+  for (const IndexVar& v : t.vars) dims.push_back(extentOf(p.assignment, v));
+  tensor_ = TensorVar(t.name, p.outputType(), dims, DenseFormat(static_cast<int>(t.vars.size())));
+  access_ = Access(tensor_, t.vars);
   all_ = var(sym_.fresh(t.name), ptr(sym_.computeType()));
   len_ = var(sym_.fresh(t.name + "_len"), i64());
 }

@@ -43,7 +43,7 @@ class LocalTemporaryLowering {
   const Problem& p_;
   const LocalTemporary& t_;
   Symbols& sym_;
-  std::shared_ptr<TensorImpl> tensor_;  ///< t's identity in the consumer's expression
+  TensorVar tensor_;  ///< t's identity in the consumer's expression
   IndexExpr access_;                    ///< t(vars)
   ir::Expr all_, len_;                  ///< every thread's rows; one row's length
   bool serial_;                         ///< one row, at offset 0 (no thread number per iteration)
