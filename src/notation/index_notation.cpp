@@ -210,8 +210,8 @@ TensorVar::TensorVar(std::string name, Datatype type, std::vector<int64_t> dims,
 
 Access TensorVar::operator()(const std::vector<IndexVar>& vars) const { return Access(*this, vars); }
 
-// Access(const TensorBase&, ...), tensor(), operator= and += bind storage: they live in
-// the runtime (runtime/tensor_access.cpp).
+// Accesses of Tensors (bound to storage), tensor(), operator= and += live in the runtime
+// (runtime/tensor_access.cpp): notation knows variables only.
 
 std::shared_ptr<const ExprNode> accessNode(const TensorVar& t, TensorBinding binding,
                                            std::vector<IndexVar> vars) {
