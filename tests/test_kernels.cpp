@@ -339,7 +339,7 @@ TEST(Kernels, EachRunBindsTheTensorsItIsGiven) {
   IndexVar i("i"), j("j");
   auto close = [](const Assignment& a) {
     std::string why;
-    bool ok = tensorsClose(referenceEvaluate(a), TensorBase(a.lhsNode().tensor).toCoo(), 1e-12, 1e-12, &why);
+    bool ok = tensorsClose(referenceEvaluate(a), TensorBase(a.lhsNode().binding).toCoo(), 1e-12, 1e-12, &why);
     return ok ? ::testing::AssertionSuccess() : ::testing::AssertionFailure() << a.str() << ": " << why;
   };
   TensorBase B1 = makeTensor("B", rnd({7, 5}, 0.4), F("ds")), c1 = makeTensor("c", rnd({5}, 1.0), F("d"));
@@ -411,7 +411,7 @@ TEST(Kernels, RepeatedSparseAccumulateReusesItsArrays) {
   std::vector<CooData> adds = {rnd({40, 30}, 0.02), rnd({40, 30}, 0.6), none, rnd({40, 30}, 0.3)};
   auto check = [](const Assignment& a, const CooData& expected, const std::string& what) {
     std::string why;
-    EXPECT_TRUE(tensorsClose(expected, TensorBase(a.lhsNode().tensor).toCoo(), 1e-12, 1e-12, &why)) << what << ": " << why;
+    EXPECT_TRUE(tensorsClose(expected, TensorBase(a.lhsNode().binding).toCoo(), 1e-12, 1e-12, &why)) << what << ": " << why;
   };
   for (auto of : {"ds", "ss"}) {
     SCOPED_TRACE(of);

@@ -103,7 +103,9 @@ TEST(Access, ArityIsChecked) {
   ASSERT_EQ(a.vars().size(), 2u);
   EXPECT_EQ(a.vars()[0], i);
   EXPECT_EQ(a.vars()[1], j);
-  EXPECT_EQ(a.node().tensor, B.impl());
+  EXPECT_EQ(a.node().tensor, B.tensorVar());
+  EXPECT_EQ(a.tensorVar(), B.tensorVar());
+  EXPECT_EQ(a.node().binding, B.impl());
   Access copy = a;
   EXPECT_EQ(copy.tensor().impl(), B.impl());
   EXPECT_EQ(copy.get(), a.get());
@@ -168,8 +170,8 @@ TEST(Assignment, StrAndVariables) {
   EXPECT_EQ(reductionVars(a), (std::vector<IndexVar>{k}));
   auto acc = rhsAccesses(a);
   ASSERT_EQ(acc.size(), 2u);
-  EXPECT_EQ(acc[0]->tensor, B.impl());
-  EXPECT_EQ(acc[1]->tensor, C.impl());
+  EXPECT_EQ(acc[0]->tensor, B.tensorVar());
+  EXPECT_EQ(acc[1]->tensor, C.tensorVar());
 
   // lhs order decides the free-variable order; reductions in order of first appearance.
   Tensor<double> At("At", {3, 2}), X("X", {2, 4, 5}), Y("Y", {5, 4});
@@ -222,7 +224,7 @@ TEST(CheckAssignment, RejectsBadAssignments) {
   // An access node built by hand with the wrong arity.
   auto bad = std::make_shared<ExprNode>();
   bad->kind = ExprKind::Access;
-  bad->tensor = B.impl();
+  bad->tensor = B.tensorVar();
   bad->vars = {i, j, k};
   expectError<NotationError>(
       [&] { checkAssignment(assign(a(i), IndexExpr(std::shared_ptr<const ExprNode>(bad)))); },

@@ -115,15 +115,19 @@ TEST(Parser, BindsTensorsAndVariables) {
   Assignment a = parseAssignment("A(i,j) = B(i,k) * C(k,j) + D(i,j)", ts);
   EXPECT_FALSE(a.accumulate);
   const ExprNode& lhs = a.lhsNode();
-  EXPECT_EQ(lhs.tensor, ts["A"].impl());
+  EXPECT_EQ(lhs.tensor, ts["A"].tensorVar());
+  EXPECT_EQ(lhs.binding, ts["A"].impl());
   ASSERT_EQ(lhs.vars.size(), 2u);
   EXPECT_EQ(lhs.vars[0].name(), "i");
   EXPECT_EQ(lhs.vars[1].name(), "j");
   auto acc = rhsAccesses(a);
   ASSERT_EQ(acc.size(), 3u);
-  EXPECT_EQ(acc[0]->tensor, ts["B"].impl());
-  EXPECT_EQ(acc[1]->tensor, ts["C"].impl());
-  EXPECT_EQ(acc[2]->tensor, ts["D"].impl());
+  EXPECT_EQ(acc[0]->tensor, ts["B"].tensorVar());
+  EXPECT_EQ(acc[0]->binding, ts["B"].impl());
+  EXPECT_EQ(acc[1]->tensor, ts["C"].tensorVar());
+  EXPECT_EQ(acc[1]->binding, ts["C"].impl());
+  EXPECT_EQ(acc[2]->tensor, ts["D"].tensorVar());
+  EXPECT_EQ(acc[2]->binding, ts["D"].impl());
   // Same name, same variable.
   EXPECT_EQ(acc[0]->vars[0], lhs.vars[0]);
   EXPECT_EQ(acc[1]->vars[1], lhs.vars[1]);

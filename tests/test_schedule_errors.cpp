@@ -110,7 +110,7 @@ TEST(ScheduleErrors, PrecomputeBoundUnrollSizes) {
   }
   // No partial result: a sparse output that held a result is left empty and readable.
   Bound sp = bind("A(i,j) = B(i,j) + C(i,j)", {{"A", CSR()}, {"B", CSR()}, {"C", CSR()}});
-  TensorBase A(sp.a.lhs.node().tensor);
+  TensorBase A(sp.a.lhs.node().binding);
   Kernel::compile(sp.a)->run(sp.a);
   ASSERT_GT(A.storedCount(), 0);
   EXPECT_THROW(Kernel::compile(sp.a, parseSchedule("bound(j,jb,5,max_exact)", sp.a))->run(sp.a), ScheduleError);
@@ -124,7 +124,7 @@ TEST(ScheduleErrors, PrecomputeBoundUnrollSizes) {
     for (int earlier : {0, 2}) {
       SCOPED_TRACE(std::string(expr) + ", after " + std::to_string(earlier) + " runs");
       Bound acc = bind(expr, {{"A", CSR()}, {"B", CSR()}, {"C", CSR()}});
-      TensorBase out(acc.a.lhs.node().tensor);
+      TensorBase out(acc.a.lhs.node().binding);
       auto working = Kernel::compile(acc.a);
       for (int r = 0; r < earlier; r++) working->run(acc.a, 2);
       CooData before = out.toCoo();

@@ -130,8 +130,8 @@ std::vector<int64_t> inferOutputDims(const std::string& expr, const TensorUse& o
     bool found = false;
     for (const auto* acc : accesses)
       for (size_t k = 0; k < acc->vars.size() && !found; k++)
-        if (acc->vars[k] == lhsVars.at(m) && acc->tensor->name != out.name) {
-          dims[m] = acc->tensor->dims.at(k);
+        if (acc->vars[k] == lhsVars.at(m) && acc->tensor.name() != out.name) {
+          dims[m] = acc->tensor.dims().at(k);
           found = true;
         }
     if (!found) throw NotationError("cannot infer the extent of index variable " + lhsVars.at(m).name());

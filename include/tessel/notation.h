@@ -1,9 +1,15 @@
-// Index notation: index variables, expressions over tensor accesses, assignments.
+// Index notation: index variables, tensor variables, expressions over tensor accesses,
+// assignments.
 //
 //   IndexVar i("i"), j("j");
 //   a(i) = B(i,j) * c(j);          // builds an Assignment stored in `a`
+//
+// The compiler sees tensor *variables* (TensorVar: name, type, dims, format) only. A
+// Tensor (tessel/tensor.h) is a TensorVar bound to storage; an access built from one
+// carries that binding, opaque here, for the runtime (see ExprNode::binding).
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -32,6 +38,56 @@ class IndexVar {
   uint64_t id_;
 };
 
+class Access;
+
+/// A tensor's storage as accesses carry it (ExprNode::binding): opaque outside the
+/// runtime, which alone dereferences it.
+using TensorBinding = std::shared_ptr<TensorImpl>;
+
+/// A tensor variable: what the compiler knows of a tensor -- its name, element type,
+/// dimensions and format -- without storage (TACO's TensorVar). A cheap handle; copies
+/// are the same variable. Identity (not name) decides equality: two variables named "B"
+/// are different variables. A Tensor (tessel/tensor.h) holds one, plus its storage.
+class TensorVar {
+ public:
+  TensorVar() = default;  ///< undefined
+  TensorVar(std::string name, Datatype type, std::vector<int64_t> dims, Format format);
+
+  bool defined() const { return content_ != nullptr; }
+  const std::string& name() const { return content_->name; }
+  Datatype datatype() const { return content_->type; }
+  int order() const { return static_cast<int>(content_->dims.size()); }
+  const std::vector<int64_t>& dims() const { return content_->dims; }
+  int64_t dim(int mode) const { return content_->dims.at(mode); }
+  const Format& format() const { return content_->format; }
+  /// Unique per variable (0 when undefined).
+  uint64_t id() const { return content_ ? content_->id : 0; }
+  /// Printed by name.
+  const std::string& str() const { return name(); }
+
+  bool operator==(const TensorVar& o) const { return content_ == o.content_; }
+  bool operator!=(const TensorVar& o) const { return content_ != o.content_; }
+  bool operator<(const TensorVar& o) const { return id() < o.id(); }
+
+  /// Access without storage: for building assignments that are compiled (emitC,
+  /// lowering) but not run; see Assignment.
+  template <typename... V>
+  Access operator()(const V&... vars) const;
+  Access operator()(const std::vector<IndexVar>& vars) const;
+
+ private:
+  struct Content {
+    std::string name;
+    Datatype type = Datatype::Float64;
+    std::vector<int64_t> dims;
+    Format format;
+    uint64_t id = 0;
+    // Distribution (a piece of the tensor per rank) will live here: it is part of what
+    // the compiler must know of a variable, not of one process's storage.
+  };
+  std::shared_ptr<const Content> content_;
+};
+
 /// Sum is an explicit reduction `sum(j, e)`: e summed over every value of j.
 enum class ExprKind { Access, Literal, Neg, Add, Sub, Mul, Div, Sum };
 
@@ -56,14 +112,19 @@ class IndexExpr {
   std::shared_ptr<const ExprNode> node_;
 };
 
-/// A tensor accessed by index variables: B(i,j). Assigning to an Access records an
-/// Assignment in the accessed tensor.
+/// A tensor accessed by index variables: B(i,j). Assigning to an Access of a Tensor
+/// records an Assignment in the accessed tensor.
 class Access : public IndexExpr {
  public:
+  /// An access of a tensor: its variable, bound to its storage (for the runtime).
   Access(const TensorBase& t, std::vector<IndexVar> vars);
+  /// An access of a variable without storage.
+  Access(const TensorVar& t, std::vector<IndexVar> vars);
   /// Copying an Access copies the handle (operator= below records an assignment instead).
   Access(const Access&) = default;
+  /// The accessed tensor; throws NotationError for an access of a bare TensorVar.
   const TensorBase& tensor() const;
+  const TensorVar& tensorVar() const;
   const std::vector<IndexVar>& vars() const;
 
   /// `A(i,j) = expr`: store the assignment in A.
@@ -79,7 +140,12 @@ class Access : public IndexExpr {
 struct ExprNode {
   ExprKind kind;
   // Access
-  std::shared_ptr<TensorImpl> tensor;
+  TensorVar tensor;
+  /// Access of a Tensor: the storage it is bound to. Opaque outside src/runtime (the
+  /// compiler neither reads nor needs it; rewrites may keep or drop it): a run finds each
+  /// variable's storage from the bound accesses of the assignment it is given. An
+  /// output's own access holds it without owning it (no cycle through its assignment).
+  TensorBinding binding;
   std::vector<IndexVar> vars;  ///< Access: one per mode; Sum: the summed variable
 
   // Literal
@@ -97,8 +163,19 @@ IndexExpr operator-(const IndexExpr& a);
 /// is written). Prints and parses as "sum(v, e)".
 IndexExpr sum(const IndexVar& v, const IndexExpr& e);
 
+template <typename... V>
+Access TensorVar::operator()(const V&... vars) const {
+  return Access(*this, std::vector<IndexVar>{vars...});
+}
+
+/// An access of n's tensor variable (and n's binding, if any) by other variables: for
+/// rewrites that rebuild accesses.
+IndexExpr accessLike(const ExprNode& n, std::vector<IndexVar> vars);
+
 /// lhs = rhs, or lhs += rhs when accumulate, over a semiring: `*` is the semiring's
-/// mul, `+`, `+=` and every reduction its add (see tessel/operators.h).
+/// mul, `+`, `+=` and every reduction its add (see tessel/operators.h). Built from
+/// TensorVars it compiles (Kernel::emitC) but cannot run: Kernel::run needs every
+/// access bound to a Tensor.
 struct Assignment {
   IndexExpr lhs;  ///< always an Access
   IndexExpr rhs;

@@ -1,39 +1,18 @@
-// Text syntax for index notation: "A(i,j) = B(i,k) * C(k,j) + D(i,j)".
-//
-// Grammar:  assignment := access ('=' | '+=') expr
-//           expr := term (('+'|'-') term)*      term := factor (('*'|'/') factor)*
-//           factor := '-' factor | '(' expr ')' | number | sum | access
-//           sum := 'sum' '(' NAME ',' expr ')'              (an explicit reduction)
-//           access := NAME [ '(' [NAME (',' NAME)*] ')' ]   (no parentheses: a scalar)
-// `sum` is reserved: no tensor is named sum. Reductions follow the einsum convention
-// (see explicitReductions in tessel/notation.h).
-// Errors throw ParseError with the 1-based column of the offending character.
+// Text syntax for index notation bound to Tensors (grammar: tessel/syntax.h).
 #pragma once
 
 #include <map>
 #include <string>
-#include <vector>
 
 #include "tessel/notation.h"
+#include "tessel/syntax.h"
 #include "tessel/tensor.h"
 
 namespace tessel {
 
-/// A tensor mentioned in an expression: its name, number of indices, and whether it
-/// is the output (left-hand side).
-struct TensorUse {
-  std::string name;
-  int order = 0;
-  bool isOutput = false;
-  bool accumulated = false;  ///< the output of `+=`: its current values are added to
-};
-
-/// Tensors in the text, output first then inputs in order of first appearance.
-/// Throws ParseError (syntax) or NotationError (one name used with different orders).
-std::vector<TensorUse> scanTensors(const std::string& text);
-
-/// Parse and bind names to tensors. Index variables with the same name are the same
-/// variable. Throws ParseError / NotationError (unknown tensor, wrong arity).
+/// Parse and bind names to tensors (accesses bound to their storage, so the
+/// assignment can run). Index variables with the same name are the same variable.
+/// Throws ParseError / NotationError (unknown tensor, wrong arity).
 Assignment parseAssignment(const std::string& text,
                            const std::map<std::string, TensorBase>& tensors);
 

@@ -1,4 +1,5 @@
-// Tensors: a name, a datatype, dimensions, a format, and level-array storage.
+// Tensors: a tensor variable (name, datatype, dimensions, format: what the compiler
+// sees, tessel/notation.h) bound to level-array storage (what the runtime sees).
 //
 //   Tensor<double> B("B", {m, n}, CSR());
 //   B.insert({0, 3}, 1.5);   // any order, duplicates summed at pack()
@@ -53,11 +54,10 @@ struct Storage {
   void swapArrays(Storage& o);
 };
 
+/// A tensor variable bound to storage. Accesses of the tensor carry a pointer to it
+/// (ExprNode::binding), through which runs find the arrays of each variable.
 struct TensorImpl {
-  std::string name;
-  Datatype type = Datatype::Float64;
-  std::vector<int64_t> dims;  // per mode
-  Format format;
+  TensorVar var;  // name, type, dims (per mode), format: fixed for the tensor's life
   Storage storage;
   bool packed = false;
   // pending inserts (mode order), values as raw element bytes
@@ -74,12 +74,17 @@ class TensorBase {
   TensorBase(std::string name, Datatype type, std::vector<int64_t> dims, Format format);
   explicit TensorBase(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
 
-  const std::string& name() const { return impl_->name; }
-  Datatype datatype() const { return impl_->type; }
-  int order() const { return static_cast<int>(impl_->dims.size()); }
-  const std::vector<int64_t>& dims() const { return impl_->dims; }
-  int64_t dim(int mode) const { return impl_->dims.at(mode); }
-  const Format& format() const { return impl_->format; }
+  const std::string& name() const { return impl_->var.name(); }
+  Datatype datatype() const { return impl_->var.datatype(); }
+  int order() const { return impl_->var.order(); }
+  const std::vector<int64_t>& dims() const { return impl_->var.dims(); }
+  int64_t dim(int mode) const { return impl_->var.dim(mode); }
+  const Format& format() const { return impl_->var.format(); }
+  /// The tensor's variable: what compiling an assignment over it needs.
+  const TensorVar& tensorVar() const { return impl_->var; }
+  /// A new, empty tensor whose variable is `var` (storage bound to an existing variable,
+  /// e.g. one an assignment was compiled over).
+  static TensorBase forVar(const TensorVar& var);
   bool defined() const { return impl_ != nullptr; }
   const std::shared_ptr<TensorImpl>& impl() const { return impl_; }
 
@@ -116,9 +121,9 @@ class TensorBase {
   }
   Access operator()(const std::vector<IndexVar>& vars) const { return Access(*this, vars); }
 
-  /// The assignment recorded by `A(i,j) = ...` (throws NotationError if none). It names
-  /// this tensor without owning it (no reference cycle), so a copy of it must not
-  /// outlive the tensor.
+  /// The assignment recorded by `A(i,j) = ...` (throws NotationError if none). Its
+  /// accesses carry their tensors' storage (ExprNode::binding); its output's, without
+  /// owning it (no reference cycle), so a copy of it must not outlive the tensor.
   const Assignment& assignment() const;
   void setAssignment(const Assignment& a);
   /// Compile (JIT, cached), assemble and compute the recorded assignment.

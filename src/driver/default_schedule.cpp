@@ -5,30 +5,14 @@
 #include "format/level_format.h"
 #include "lower/output_plan.h"
 #include "lower/problem.h"
-#include "runtime/kernel_stages.h"
+#include "runtime/tensor_stats.h"
 #include "schedule/reduction_stages.h"
 #include "tessel/error.h"
 #include "tessel/schedule.h"
-#include "tessel/tensor.h"
 
 namespace tessel {
 
 namespace {
-
-/// Largest row's share of the non-zeros of a packed matrix-like operand (levels 0, 1).
-double rowSkew(const TensorBase& t) {
-  const tessel_tensor_t& r = t.raw();
-  if (!isDenseOverCompressed(t.format()) || !r.pos[1] || r.vals_size == 0)
-    return 0;
-  int64_t rows = r.pos_size[1] - 1, most = 0;
-  for (int64_t i = 0; i < rows; i++) {
-    int64_t n = t.format().posWidth() == IndexWidth::W32
-                    ? static_cast<const int32_t*>(r.pos[1])[i + 1] - static_cast<const int32_t*>(r.pos[1])[i]
-                    : static_cast<const int64_t*>(r.pos[1])[i + 1] - static_cast<const int64_t*>(r.pos[1])[i];
-    most = std::max(most, n);
-  }
-  return static_cast<double>(most) / static_cast<double>(r.vals_size);
-}
 
 bool compiles(const Assignment& a, const Schedule& s) {
   try {
@@ -46,7 +30,7 @@ Schedule defaultParallelSchedule(const Assignment& user, int threads) {
   // Sums inside the expression run first as their own stages (with their own schedules):
   // this schedules the last stage, the one writing the output.
   Assignment given = splitReductions(user, [](const PrecomputeTemporary& t) {
-                       return arraylessTensor(t.name, t.type, t.dims, t.format);
+                       return TensorVar(t.name, t.type, t.dims, t.format);
                      }).back();
   // `A += sum` runs its sum as a plain assignment first: schedule that one.
   Assignment a = given;
@@ -68,11 +52,12 @@ Schedule defaultParallelSchedule(const Assignment& user, int threads) {
     for (const auto& in : p.inputs) {
       const auto& lv = in.levelVars;
       if (lv.size() < 2 || !(lv[0] == outer) || !(lv[1] == p.order[1])) continue;
-      TensorBase t(in.node->tensor);
-      if (rowSkew(t) < 0.5 / static_cast<double>(blocks)) continue;
+      // The data decides (the runtime measures the bound tensor; a bare variable: 0).
+      if (boundRowSkew(*in.node) < 0.5 / static_cast<double>(blocks)) continue;
+      const std::string& name = in.node->tensor.name();
       IndexVar f("fused"), fp("fused_pos");
       Schedule s;
-      s.fuse(outer, p.order[1], f).pos(f, fp, t.name()).divide(fp, o0, o1, blocks)
+      s.fuse(outer, p.order[1], f).pos(f, fp, name).divide(fp, o0, o1, blocks)
           .parallelize(o0, CPUThread, Atomics);
       if (compiles(a, s)) return s;
     }

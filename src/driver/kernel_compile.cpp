@@ -23,7 +23,7 @@ KernelSlots slotsFrom(const std::vector<lower::TensorArg>& args) {
 class DriverPlanner final : public StagePlanner {
  public:
   explicit DriverPlanner(Schedule schedule) : schedule_(std::move(schedule)) {}
-  RunStages split(const Assignment& a, const std::vector<TensorBase>& kept) const override {
+  RunStages split(const Assignment& a, const std::vector<TensorVar>& kept) const override {
     driver::Stages st = driver::splitStages(a, schedule_, &kept);
     return RunStages{std::move(st.assignments), std::move(st.temporaries)};
   }

@@ -17,7 +17,7 @@ std::string problemText(const lower::Problem& p) {
   std::string s = p.assignment.str() + "\n";
   for (size_t a = 0; a < p.args.size(); a++) {
     const lower::TensorArg& t = p.args[a];
-    s += "  tensors[" + std::to_string(a) + "] = " + t.tensor->name + " : " + datatypeName(t.tensor->type) +
+    s += "  tensors[" + std::to_string(a) + "] = " + t.tensor.name() + " : " + datatypeName(t.tensor.datatype()) +
          ", format " + (t.format.str().empty() ? "(scalar)" : t.format.str()) + (t.isOutput ? " (output)" : "") +
          (t.snapshotOfOutput ? " (output before +=)" : "") + "\n";
   }

@@ -1,7 +1,6 @@
 // The stages of a kernel: see stages.h.
 #include "driver/stages.h"
 
-#include "runtime/kernel_stages.h"
 #include "schedule/precompute_expr.h"
 #include "schedule/reduction_stages.h"
 
@@ -10,20 +9,19 @@ namespace tessel::driver {
 namespace {
 
 /// Temporaries for a run: one from the last run (`kept`, consumed in order) when it
-/// fits, else a new one. For compiling (`kept` null): without arrays.
-TensorBase temporaryLike(const std::vector<TensorBase>* kept, size_t k, const std::string& name, Datatype type,
-                         const std::vector<int64_t>& dims, const Format& format) {
-  if (!kept) return arraylessTensor(name, type, dims, format);
-  if (k < kept->size()) {
-    const TensorBase& t = (*kept)[k];
+/// fits, else a new one.
+TensorVar temporaryLike(const std::vector<TensorVar>* kept, size_t k, const std::string& name, Datatype type,
+                        const std::vector<int64_t>& dims, const Format& format) {
+  if (kept && k < kept->size()) {
+    const TensorVar& t = (*kept)[k];
     if (t.name() == name && t.datatype() == type && t.dims() == dims && t.format() == format) return t;
   }
-  return TensorBase(name, type, dims, format);
+  return TensorVar(name, type, dims, format);
 }
 
 }  // namespace
 
-Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorBase>* kept) {
+Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorVar>* kept) {
   Stages st;
   auto maker = [&](const PrecomputeTemporary& p) {  // temporaries in order of creation
     st.temporaries.push_back(temporaryLike(kept, st.temporaries.size(), p.name, p.type, p.dims, p.format));
@@ -60,11 +58,11 @@ Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vec
     return st;
   }
   const ExprNode& lhs = rest.lhsNode();
-  TensorBase out(lhs.tensor);
+  const TensorVar& out = lhs.tensor;
   // The temporary takes A's name: a schedule's error about the sum's output then names A.
-  TensorBase partial = temporaryLike(kept, st.temporaries.size(), out.name(), out.datatype(), out.dims(), out.format());
+  TensorVar partial = temporaryLike(kept, st.temporaries.size(), out.name(), out.datatype(), out.dims(), out.format());
   Assignment sum{Access(partial, lhs.vars), rest.rhs, false, rest.semiring};
-  Assignment add{Access(out, lhs.vars), Access(partial, lhs.vars), true, rest.semiring};
+  Assignment add{accessLike(lhs, lhs.vars), Access(partial, lhs.vars), true, rest.semiring};
   addStage(sum, own, "the sum into a temporary, " + sum.str());
   addStage(add, defaultParallelSchedule(add, 2), "adding it in, " + rest.lhs.str() + " += (the sum)");
   st.temporaries.push_back(partial);

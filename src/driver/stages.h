@@ -6,7 +6,6 @@
 
 #include "tessel/notation.h"
 #include "tessel/schedule.h"
-#include "tessel/tensor.h"
 
 namespace tessel::driver {
 
@@ -23,12 +22,12 @@ struct Stages {
   std::vector<Assignment> assignments;
   std::vector<Schedule> schedules;
   std::vector<std::string> what;        ///< headers of the stages' C code
-  std::vector<TensorBase> temporaries;  ///< in order of creation
+  std::vector<TensorVar> temporaries;  ///< in order of creation (a run gives them storage)
 };
 
 /// Built the same way at compile and run time, so the stages' tensor slots match.
-/// `kept`: for a run, the last run's temporaries (reused in order where they fit, else
-/// allocated); null when compiling (temporaries then have no arrays).
-Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorBase>* kept = nullptr);
+/// `kept`: for a run, the last run's temporaries (reused in order where they fit, so
+/// that their storage is too; else new variables); null when compiling.
+Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorVar>* kept = nullptr);
 
 }  // namespace tessel::driver

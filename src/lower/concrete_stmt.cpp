@@ -47,12 +47,9 @@ IndexStmt sequenceStmt(std::vector<IndexStmt> stmts) {
 
 IndexExpr denseTemporary(const std::string& name, Datatype type, const std::vector<IndexVar>& vars,
                          const Assignment& a) {
-  auto impl = std::make_shared<TensorImpl>();
-  impl->name = name;
-  impl->type = type;
-  for (const IndexVar& v : vars) impl->dims.push_back(extentOf(a, v));
-  impl->format = DenseFormat(static_cast<int>(vars.size()));
-  return Access(TensorBase(impl), vars);
+  std::vector<int64_t> dims;
+  for (const IndexVar& v : vars) dims.push_back(extentOf(a, v));
+  return TensorVar(name, type, dims, DenseFormat(static_cast<int>(vars.size())))(vars);
 }
 
 namespace {

@@ -85,7 +85,7 @@ std::string describeNeeds(const Problem& p, int access, const std::vector<Edge>&
                           const std::set<IndexVar>& stuck) {
   const ExprNode* n = access < 0 ? p.output.node : p.inputs[access].node;
   const Format& f = p.args[access < 0 ? 0 : p.inputs[access].arg].format;
-  std::string s = n->tensor->name + " (" + f.str() + ") needs";
+  std::string s = n->tensor.name() + " (" + f.str() + ") needs";
   bool first = true;
   for (auto& e : hard)
     if (e.access == access && stuck.count(e.from) && stuck.count(e.to)) {
@@ -166,7 +166,7 @@ std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose, bool outp
     t.cname = t.cname + "_t";
     p.args.push_back(t);
     in.arg = static_cast<int>(p.args.size()) - 1;
-    p.notes.push_back(msg + ". tessel transposes " + t.tensor->name + " from " + old.str() + " to " +
+    p.notes.push_back(msg + ". tessel transposes " + t.tensor.name() + " from " + old.str() + " to " +
                       t.format.str() + " before each run.");
   };
   // First try transposing a single input (the last first), then every conflicting one.

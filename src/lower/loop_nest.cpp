@@ -121,7 +121,7 @@ class Scheduler {
 
   int accessOfTensor(const std::string& name) const {
     for (size_t a = 0; a < p_.inputs.size(); a++)
-      if (p_.inputs[a].node->tensor->name == name) return static_cast<int>(a);
+      if (p_.inputs[a].node->tensor.name() == name) return static_cast<int>(a);
     fail(name + " is not a tensor on the right-hand side");
   }
 
@@ -200,7 +200,7 @@ class Scheduler {
   /// pos(i, ip, B): B must drive the loop over i (a factor of the expression) and be
   /// stored by position at i.
   void checkDrives(int a, const IndexVar& v, int k) const {
-    const std::string& b = p_.inputs[a].node->tensor->name;
+    const std::string& b = p_.inputs[a].node->tensor.name();
     if (k < 0) fail(b + " is not indexed by " + v.name());
     if (makeLevelFormat(formatOf(a), k)->locatable())
       fail(b + "'s level " + std::to_string(k) + " (" + v.name() + ") is dense (" + formatOf(a).str() +
@@ -293,7 +293,7 @@ class Scheduler {
             fail(L[d].var.name() + " splits " + t.name() + " and must stay outside the loop over it");
     auto check = [&](const AccessInfo& acc, const Format& f, bool output) {
       const auto& lv = acc.levelVars;
-      const std::string& name = acc.node->tensor->name;
+      const std::string& name = acc.node->tensor.name();
       for (size_t k = 1; k < lv.size(); k++) {
         if (levelFormat(f, static_cast<int>(k)).locatable()) continue;
         for (size_t u = 0; u < k; u++)
@@ -388,9 +388,9 @@ class Scheduler {
       used[f] = true;
       t.factors.push_back(have[f].get());
     }
-    if (t.name.empty() || t.name == p_.args[0].tensor->name) fail("the temporary needs a name of its own");
+    if (t.name.empty() || t.name == p_.args[0].tensor.name()) fail("the temporary needs a name of its own");
     for (const TensorArg& a : p_.args)
-      if (a.tensor->name == t.name) fail("the temporary needs a name that no tensor of the assignment has");
+      if (a.tensor.name() == t.name) fail("the temporary needs a name that no tensor of the assignment has");
     // Variables of e: bound at or above `at`, else t's indices (the rest uses them) or
     // summed into t (only e uses them).
     std::vector<IndexVar> rest = p_.output.levelVars, mine;

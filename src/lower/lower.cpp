@@ -44,8 +44,8 @@ std::string headerComment(const LoweredKernel& k) {
   std::string h = "tessel kernel for: " + k.problem.stated.str() + "\n";
   for (size_t a = 0; a < k.problem.args.size(); a++) {
     const TensorArg& t = k.problem.args[a];
-    h += "  tensors[" + std::to_string(a) + "] = " + t.tensor->name + " : " +
-         datatypeName(t.tensor->type) + ", format " + (t.format.str().empty() ? "(scalar)" : t.format.str()) +
+    h += "  tensors[" + std::to_string(a) + "] = " + t.tensor.name() + " : " +
+         datatypeName(t.tensor.datatype()) + ", format " + (t.format.str().empty() ? "(scalar)" : t.format.str()) +
          (t.isOutput ? " (output)" : "") + (t.snapshotOfOutput ? " (output before +=)" : "") + "\n";
   }
   if (!k.nest.schedule.empty()) h += "schedule: " + k.nest.schedule + "\n";

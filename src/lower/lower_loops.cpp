@@ -157,7 +157,7 @@ class LoopLowerer {
         int a = p_.accessIndex(&n);
         Expr pos = env.in[a].empty() ? intImm(0) : env.in[a].back().pos;
         TESSEL_CHECK(env.in[a].size() == p_.inputs[a].levelVars.size(),
-                     "access " + n.tensor->name + " not fully resolved at the leaf");
+                     "access " + n.tensor.name() + " not fully resolved at the leaf");
         if (auto ld = env.loaded.find(a); ld != env.loaded.end()) return ld->second;
         Expr v = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), pos));
         auto pr = env.present.find(a);
@@ -848,7 +848,7 @@ class LoopLowerer {
     }
     if (loop.parallel) {
       std::string names;
-      for (int a : its) names += (names.empty() ? "" : ", ") + p_.inputs[a].node->tensor->name;
+      for (int a : its) names += (names.empty() ? "" : ", ") + p_.inputs[a].node->tensor.name();
       failParallel(loop, "the loop over " + v.name() + " merges the sorted coordinates of " + names +
                              ", which is sequential; split it and parallelize the outer loop");
     }

@@ -159,7 +159,7 @@ bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vec
 void gatherInWorkspace(const Problem& p, OutputPlan& plan, const IndexVar& j) {
   const Format& of = p.args[0].format;
   const auto& ov = p.output.levelVars;
-  const std::string& out = p.args[0].tensor->name;
+  const std::string& out = p.args[0].tensor.name();
   int m = of.order();
   if (m == 0 || !(ov[m - 1] == j))
     throw FormatError("a workspace holds the last level of the output, and " + j.name() +
@@ -218,7 +218,7 @@ OutputPlan planOutput(const Problem& p) {
   if (allLevelsInsert(of)) return plan;  // Dense and Bitmap levels: insert at random
   for (int k = 0; k < of.order(); k++)
     if (levelFormat(of, k).supportsInsert() && !levelFormat(of, k).full())
-      throw FormatError("cannot assemble " + p.args[0].tensor->name + " (" + of.str() + "): level " +
+      throw FormatError("cannot assemble " + p.args[0].tensor.name() + " (" + of.str() + "): level " +
                         std::to_string(k) + " is " + levelFormat(of, k).name() +
                         ", which is inserted into at random; every other level of an output with "
                         "such a level must be dense or bitmap too");
@@ -245,7 +245,7 @@ OutputPlan planOutput(const Problem& p) {
     const tessel::LevelFormat& lk = levelFormat(of, k);
     if (k != m - 1 || !parentsFirst || !(lk.hasPosArray() && lk.unique())) {
       throw FormatError(
-          "cannot assemble " + p.args[0].tensor->name + " (" + of.str() + "): level " +
+          "cannot assemble " + p.args[0].tensor.name() + " (" + of.str() + "): level " +
           std::to_string(k) + " (index variable " + ovars[k].name() +
           ") is compressed but the reduction over " + p.order[firstRedDepth].name() +
           " must run outside it; only the last level can be gathered in a workspace. "

@@ -54,7 +54,7 @@ bool zeroesSlicesInCompute(const Problem& p, const OutputPlan& plan, const LoopN
 
 ParallelPlan planRaces(const Problem& p, OutputPlan& plan, const LoopNest& nest) {
   ParallelPlan pp;
-  const std::string& out = p.args[0].tensor->name;
+  const std::string& out = p.args[0].tensor.name();
   const Format& of = p.args[0].format;
   // A loop over (part of) a reduction placed outside the output's last variable
   // revisits output entries: values accumulate. Coordinate loops were accounted for by

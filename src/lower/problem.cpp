@@ -82,9 +82,9 @@ Problem analyze(const Assignment& given) {
 
   TensorArg out;
   out.tensor = lhs.tensor;
-  out.format = lhs.tensor->format;
+  out.format = lhs.tensor.format();
   out.isOutput = true;
-  out.cname = cIdentifier(lhs.tensor->name, used);
+  out.cname = cIdentifier(lhs.tensor.name(), used);
   p.args.push_back(out);
 
   if (given.accumulate && !accumulatesInPlace(given)) {
@@ -97,14 +97,14 @@ Problem analyze(const Assignment& given) {
     if (!summed.empty())
       throw NotationError(given.str() + ": += with a sum over " + summed[0].name() +
                           " is not one loop nest; compute the sum into a temporary first (T = ...; then " +
-                          lhs.tensor->name + " += T), as Kernel::compile does");
-    TensorBase old(lhs.tensor->name + "_old", lhs.tensor->type, lhs.tensor->dims,
-                   lhs.tensor->format);
+                          lhs.tensor.name() + " += T), as Kernel::compile does");
+    // A variable of the analysis; a run gives it the output's old arrays.
+    TensorVar old(lhs.tensor.name() + "_old", lhs.tensor.datatype(), lhs.tensor.dims(), lhs.tensor.format());
     Access oldAccess(old, lhs.vars);
     p.assignment.rhs = oldAccess + p.assignment.rhs;
     p.assignment.accumulate = false;
     TensorArg snap;
-    snap.tensor = old.impl();
+    snap.tensor = old;
     snap.format = old.format();
     snap.snapshotOfOutput = true;
     snap.cname = cIdentifier(old.name(), used);
@@ -120,8 +120,8 @@ Problem analyze(const Assignment& given) {
     if (slot < 0) {
       TensorArg a;
       a.tensor = n->tensor;
-      a.format = n->tensor->format;
-      a.cname = cIdentifier(n->tensor->name, used);
+      a.format = n->tensor.format();
+      a.cname = cIdentifier(n->tensor.name(), used);
       p.args.push_back(a);
       slot = static_cast<int>(p.args.size()) - 1;
     }

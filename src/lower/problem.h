@@ -8,13 +8,12 @@
 #include <vector>
 
 #include "tessel/notation.h"
-#include "tessel/tensor.h"
 
 namespace tessel::lower {
 
 /// One kernel argument (`tensors[i]` in generated code).
 struct TensorArg {
-  std::shared_ptr<TensorImpl> tensor;
+  TensorVar tensor;
   std::string cname;  ///< C identifier prefix
   Format format;      ///< format the kernel reads (may differ from the tensor's: transposed)
   bool isOutput = false;
@@ -44,7 +43,7 @@ struct Problem {
   /// Position of v in the loop order.
   int depthOf(const IndexVar& v) const;
   bool isOutputVar(const IndexVar& v) const;
-  Datatype outputType() const { return args[0].tensor->type; }
+  Datatype outputType() const { return args[0].tensor.datatype(); }
 };
 
 /// Build the problem: check the assignment, make argument slots, choose the loop

@@ -76,7 +76,7 @@ Symbols::Symbols(const Problem& p, bool outputArraysLoaded) : p_(p), outputLoade
     }
     arrays_.push_back(arrs);
     levels_.push_back(std::move(lfs));
-    vals_.push_back(var(fresh(t + "_vals"), ptr(ta.tensor->type, isConst)));
+    vals_.push_back(var(fresh(t + "_vals"), ptr(ta.tensor.datatype(), isConst)));
   }
   for (size_t i = 0; i < p.inputs.size(); i++) {
     const AccessInfo& in = p.inputs[i];

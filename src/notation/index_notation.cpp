@@ -7,10 +7,10 @@
 #include <functional>
 #include <map>
 
+#include "notation/access_node.h"
 #include "notation/reductions.h"
 #include "tessel/error.h"
 #include "tessel/notation.h"
-#include "tessel/tensor.h"
 
 namespace tessel {
 
@@ -18,6 +18,7 @@ namespace {
 
 std::atomic<uint64_t> nextVarId{0};
 std::atomic<uint64_t> nextVarName{0};
+std::atomic<uint64_t> nextTensorVarId{1};  // 0: undefined
 
 std::shared_ptr<const ExprNode> literalNode(double v) {
   auto n = std::make_shared<ExprNode>();
@@ -65,7 +66,7 @@ int precedence(const ExprNode& n) {
 }
 
 std::string accessText(const ExprNode& n) {
-  std::string s = n.tensor ? n.tensor->name : std::string("<undefined>");
+  std::string s = n.tensor.defined() ? n.tensor.name() : std::string("<undefined>");
   if (n.vars.empty()) return s;  // a scalar prints as its name
   s += '(';
   for (size_t k = 0; k < n.vars.size(); k++) {
@@ -195,10 +196,25 @@ IndexExpr sum(const IndexVar& v, const IndexExpr& e) {
   return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
 }
 
-// ---------------------------------------------------------------- Access
+// ---------------------------------------------------------------- TensorVar, Access
 
-namespace {
-std::shared_ptr<const ExprNode> accessNode(const TensorBase& t, std::vector<IndexVar> vars) {
+TensorVar::TensorVar(std::string name, Datatype type, std::vector<int64_t> dims, Format format) {
+  auto c = std::make_shared<Content>();
+  c->name = std::move(name);
+  c->type = type;
+  c->dims = std::move(dims);
+  c->format = std::move(format);
+  c->id = nextTensorVarId++;
+  content_ = std::move(c);
+}
+
+Access TensorVar::operator()(const std::vector<IndexVar>& vars) const { return Access(*this, vars); }
+
+// Accesses of Tensors (bound to storage), tensor(), operator= and += live in the runtime
+// (runtime/tensor_access.cpp): notation knows variables only.
+
+std::shared_ptr<const ExprNode> accessNode(const TensorVar& t, TensorBinding binding,
+                                           std::vector<IndexVar> vars) {
   if (!t.defined()) throw NotationError("access to an undefined tensor");
   if (static_cast<int>(vars.size()) != t.order())
     throw NotationError(t.name() + " has order " + std::to_string(t.order()) +
@@ -206,39 +222,20 @@ std::shared_ptr<const ExprNode> accessNode(const TensorBase& t, std::vector<Inde
                         " index variable" + (vars.size() == 1 ? "" : "s"));
   auto n = std::make_shared<ExprNode>();
   n->kind = ExprKind::Access;
-  n->tensor = t.impl();
+  n->tensor = t;
+  n->binding = std::move(binding);
   n->vars = std::move(vars);
   return n;
 }
-}  // namespace
 
-Access::Access(const TensorBase& t, std::vector<IndexVar> vars)
-    : IndexExpr(accessNode(t, std::move(vars))), handle_(std::make_shared<const TensorBase>(t)) {}
+Access::Access(const TensorVar& t, std::vector<IndexVar> vars) : IndexExpr(accessNode(t, nullptr, std::move(vars))) {}
 
-const TensorBase& Access::tensor() const { return *handle_; }
+const TensorVar& Access::tensorVar() const { return node().tensor; }
 
 const std::vector<IndexVar>& Access::vars() const { return node().vars; }
 
-Access& Access::operator=(const IndexExpr& e) {
-  Assignment a;
-  a.lhs = *this;
-  a.rhs = e;
-  a.accumulate = false;
-  checkAssignment(a);
-  TensorBase(node().tensor).setAssignment(a);
-  return *this;
-}
-
-Access& Access::operator=(const Access& e) { return *this = static_cast<const IndexExpr&>(e); }
-
-Access& Access::operator+=(const IndexExpr& e) {
-  Assignment a;
-  a.lhs = *this;
-  a.rhs = e;
-  a.accumulate = true;
-  checkAssignment(a);
-  TensorBase(node().tensor).setAssignment(a);
-  return *this;
+IndexExpr accessLike(const ExprNode& n, std::vector<IndexVar> vars) {
+  return IndexExpr(accessNode(n.tensor, n.binding, std::move(vars)));
 }
 
 // ---------------------------------------------------------------- Assignment
@@ -261,7 +258,7 @@ std::vector<IndexVar> reductionVars(const Assignment& a) {
 }
 
 bool accumulatesInPlace(const Assignment& a) {
-  return a.accumulate && a.lhs.defined() && a.lhsNode().tensor->format.isAllDense();
+  return a.accumulate && a.lhs.defined() && a.lhsNode().tensor.format().isAllDense();
 }
 
 bool accumulatesSum(const Assignment& a) {
@@ -291,7 +288,7 @@ void checkAssignment(const Assignment& a) {
   const ExprNode& lhs = lhsAccess(a);
   if (!a.rhs.defined()) throw NotationError("the right-hand side of an assignment is undefined");
   checkSemiringFits(a);
-  if (!lhs.tensor) throw NotationError("the left-hand side accesses an undefined tensor");
+  if (!lhs.tensor.defined()) throw NotationError("the left-hand side accesses an undefined tensor");
 
   std::vector<const ExprNode*> accesses;
   accesses.push_back(&lhs);
@@ -300,9 +297,9 @@ void checkAssignment(const Assignment& a) {
   // Arity and repeated variables, left to right.
   for (size_t k = 0; k < accesses.size(); k++) {
     const ExprNode& n = *accesses[k];
-    if (!n.tensor) throw NotationError("access to an undefined tensor");
-    const std::string name = n.tensor->name;
-    int order = static_cast<int>(n.tensor->dims.size());
+    if (!n.tensor.defined()) throw NotationError("access to an undefined tensor");
+    const std::string name = n.tensor.name();
+    int order = static_cast<int>(n.tensor.dims().size());
     if (static_cast<int>(n.vars.size()) != order)
       throw NotationError(name + " has order " + std::to_string(order) + " but is accessed with " +
                           std::to_string(n.vars.size()) + " index variable" +
@@ -332,15 +329,15 @@ void checkAssignment(const Assignment& a) {
   for (const ExprNode* n : accesses)
     for (size_t m = 0; m < n->vars.size(); m++) {
       const IndexVar& v = n->vars[m];
-      int64_t ext = n->tensor->dims[m];
+      int64_t ext = n->tensor.dims()[m];
       auto it = seen.find(v);
       if (it == seen.end()) {
-        seen.emplace(v, Seen{ext, n->tensor->name, static_cast<int>(m)});
+        seen.emplace(v, Seen{ext, n->tensor.name(), static_cast<int>(m)});
       } else if (it->second.extent != ext) {
         throw DimensionError("index variable " + v.name() + ": extent " +
                              std::to_string(it->second.extent) + " in " + it->second.tensor +
                              " (mode " + std::to_string(it->second.mode) + ") but " +
-                             std::to_string(ext) + " in " + n->tensor->name + " (mode " +
+                             std::to_string(ext) + " in " + n->tensor.name() + " (mode " +
                              std::to_string(m) + ")");
       }
     }
@@ -353,9 +350,9 @@ int64_t extentOf(const Assignment& a, const IndexVar& v) {
   accesses.push_back(&lhs);
   collectAccesses(a.rhs, accesses);
   for (const ExprNode* n : accesses) {
-    if (!n->tensor) continue;
-    for (size_t m = 0; m < n->vars.size() && m < n->tensor->dims.size(); m++)
-      if (n->vars[m] == v) return n->tensor->dims[m];
+    if (!n->tensor.defined()) continue;
+    for (size_t m = 0; m < n->vars.size() && m < n->tensor.dims().size(); m++)
+      if (n->vars[m] == v) return n->tensor.dims()[m];
   }
   throw NotationError("index variable " + v.name() + " does not appear in " + a.str());
 }

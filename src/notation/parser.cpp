@@ -1,13 +1,14 @@
 // A hand-written recursive-descent parser for the text syntax of index notation
-// (grammar in tessel/parser.h). Parsing first builds a syntax tree of names; binding
+// (grammar in tessel/syntax.h). Parsing first builds a syntax tree of names; binding
 // those names to tensors and index variables is a separate step.
-#include "tessel/parser.h"
+#include "tessel/syntax.h"
 
 #include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <memory>
 
+#include "notation/parse_bind.h"
 #include "tessel/error.h"
 
 namespace tessel {
@@ -358,15 +359,15 @@ void collectSyntaxAccesses(const SyntaxNode& n, std::vector<const SyntaxAccess*>
 
 class Binder {
  public:
-  explicit Binder(const std::map<std::string, TensorBase>& tensors) : tensors_(tensors) {}
+  explicit Binder(const AccessBinder& tensors) : tensors_(tensors) {}
 
-  Access access(const SyntaxAccess& s) {
-    auto it = tensors_.find(s.name);
-    if (it == tensors_.end() || !it->second.defined())
-      throw NotationError("unknown tensor " + s.name + " (at column " + std::to_string(s.column) + ")");
+  IndexExpr access(const SyntaxAccess& s) {
     std::vector<IndexVar> vars;
     for (const std::string& v : s.vars) vars.push_back(var(v));
-    return Access(it->second, std::move(vars));
+    IndexExpr e = tensors_(s.name, std::move(vars));
+    if (!e.defined())
+      throw NotationError("unknown tensor " + s.name + " (at column " + std::to_string(s.column) + ")");
+    return e;
   }
 
   IndexExpr expr(const SyntaxNode& n) {
@@ -410,7 +411,7 @@ class Binder {
     return v;
   }
 
-  const std::map<std::string, TensorBase>& tensors_;
+  const AccessBinder& tensors_;
   std::map<std::string, IndexVar> vars_;
 };
 
@@ -437,8 +438,15 @@ std::vector<TensorUse> scanTensors(const std::string& text) {
   return out;
 }
 
-Assignment parseAssignment(const std::string& text,
-                           const std::map<std::string, TensorBase>& tensors) {
+Assignment parseAssignment(const std::string& text, const std::map<std::string, TensorVar>& tensors) {
+  return parseAssignmentWith(text, [&](const std::string& name, std::vector<IndexVar> vars) -> IndexExpr {
+    auto it = tensors.find(name);
+    if (it == tensors.end() || !it->second.defined()) return IndexExpr();
+    return Access(it->second, std::move(vars));
+  });
+}
+
+Assignment parseAssignmentWith(const std::string& text, const AccessBinder& tensors) {
   SyntaxAssignment s = Parser(text).parseAssignment();
   Binder b(tensors);
   Assignment a;

@@ -122,10 +122,10 @@ class Evaluator {
     }
 
     CooData result;
-    result.dims = lhs.tensor->dims;
+    result.dims = lhs.tensor.dims();
     // A scalar always has a value: the semiring's zero when no term met an entry.
     if (outVars.empty() && out.empty()) out.emplace(Coords{}, Ops::fromDouble(a_.semiring.zero()));
-    const bool isBool = lhs.tensor->type == Datatype::Bool;
+    const bool isBool = lhs.tensor.datatype() == Datatype::Bool;
     for (const auto& [c, v] : out) {
       double d = Ops::toDouble(v);
       if (isBool) d = (v != T(0)) ? 1.0 : 0.0;
@@ -222,7 +222,9 @@ class Evaluator {
   Relation accessRelation(const ExprNode& n) {
     Relation r;
     r.vars = n.vars;
-    TensorBase t(n.tensor);
+    // The oracle reads values: every access must be bound to a Tensor's storage.
+    if (!n.binding) throw UserError("reference: " + n.tensor.name() + " is a tensor variable without storage");
+    TensorBase t(n.binding);
     if (!t.impl()->pendingVals.empty()) t.pack();  // inserted entries count, as in Kernel::run
     CooData coo = t.toCoo();
     const int order = coo.order();
@@ -357,7 +359,7 @@ class Evaluator {
 
 CooData referenceEvaluate(const Assignment& a) {
   checkAssignment(a);
-  switch (a.lhsNode().tensor->type) {
+  switch (a.lhsNode().tensor.datatype()) {
     case Datatype::Bool:
     case Datatype::Int32:
     case Datatype::Int64:

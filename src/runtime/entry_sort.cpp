@@ -58,13 +58,13 @@ void identityPerm(int64_t n, SortedEntries& s) {
 /// Sort and merge through 64-bit linearized keys (the common case: the product of the
 /// dimensions fits in 64 bits). Sequential passes only, apart from one gather.
 bool sortKeyed(const TensorImpl& t, int64_t n, SortedEntries& s) {
-  const int r = static_cast<int>(t.dims.size());
-  const std::vector<int>& mo = t.format.modeOrder();
+  const int r = static_cast<int>(t.var.dims().size());
+  const std::vector<int>& mo = t.var.format().modeOrder();
   s.stride.assign(r, 1);
   uint64_t total = 1;
   for (int k = r - 1; k >= 0; k--) {
     s.stride[k] = total;
-    if (__builtin_mul_overflow(total, static_cast<uint64_t>(t.dims[mo[k]]), &total))
+    if (__builtin_mul_overflow(total, static_cast<uint64_t>(t.var.dims()[mo[k]]), &total))
       return false;
   }
   s.keyed = true;
@@ -95,9 +95,9 @@ bool sortKeyed(const TensorImpl& t, int64_t n, SortedEntries& s) {
 /// General path (key space beyond 64 bits): LSD over levels through an index
 /// permutation, one stable counting sort (small extents) or radix sort per level.
 void sortGeneral(const TensorImpl& t, int64_t n, SortedEntries& s) {
-  const int r = static_cast<int>(t.dims.size());
+  const int r = static_cast<int>(t.var.dims().size());
   const int64_t* c = t.pendingCoords.data();
-  const std::vector<int>& mo = t.format.modeOrder();
+  const std::vector<int>& mo = t.var.format().modeOrder();
   s.keyed = false;
 
   auto less = [&](int64_t a, int64_t b) {
@@ -118,7 +118,7 @@ void sortGeneral(const TensorImpl& t, int64_t n, SortedEntries& s) {
     std::vector<int64_t> count;
     for (int k = r - 1; k >= 0; k--) {
       const int m = mo[k];
-      const int64_t N = t.dims[m];
+      const int64_t N = t.var.dims()[m];
       if (N <= 4 * n + 1024) {
         count.assign(static_cast<size_t>(N) + 1, 0);
         for (int64_t i = 0; i < n; i++) count[c[perm[i] * r + m] + 1]++;

@@ -12,6 +12,7 @@
 
 #include <omp.h>
 
+#include "runtime/bindings.h"
 #include "runtime/kernel_stages.h"
 #include "runtime/run_binding.h"
 #include "tessel/error.h"
@@ -55,19 +56,6 @@ void check(int rc, const std::string& phase, const std::string& output) {
 
 }  // namespace
 
-TensorBase arraylessTensor(const std::string& name, Datatype type, const std::vector<int64_t>& dims,
-                           const Format& format) {
-  if (dims.size() > TESSEL_MAX_ORDER) return TensorBase(name, type, dims, format);  // which says why not
-  auto impl = std::make_shared<TensorImpl>();
-  impl->name = name;
-  impl->type = type;
-  impl->dims = dims;
-  impl->format = format;
-  impl->storage.raw.order = static_cast<int32_t>(dims.size());
-  std::copy(dims.begin(), dims.end(), std::begin(impl->storage.raw.dims));
-  return TensorBase(impl);
-}
-
 bool Kernel::cacheHit() const {
   for (const Stage& s : impl_->stages)
     if (!s.module->cacheHit()) return false;
@@ -76,17 +64,12 @@ bool Kernel::cacheHit() const {
 
 namespace {
 
-/// A tensor like `t`, named `name`, without arrays.
-TensorBase arraylessLike(const TensorBase& t, const std::string& name) {
-  return arraylessTensor(name, t.datatype(), t.dims(), t.format());
-}
-
 /// A sparse `+=` reads the output's entries from before the run in a snapshot: the
 /// output's own arrays, moved (not copied) into a tensor of its format. The output then
 /// writes into the arrays of its previous snapshot (Storage::spare), when it has them.
-TensorBase takeOldEntries(TensorBase& output, const std::string& name) {
+TensorBase takeOldEntries(TensorBase& output, const TensorVar& snapshot) {
   if (!output.impl()->pendingVals.empty()) output.pack();
-  TensorBase old = arraylessLike(output, name);
+  TensorBase old = arraylessTensor(snapshot);
   Storage& mine = output.impl()->storage;
   old.impl()->storage.swapArrays(mine);
   old.impl()->packed = true;
@@ -105,8 +88,8 @@ void keepAsSpare(TensorBase& output, TensorBase& snapshot) {
 }
 
 /// Binds `a`'s tensors to a compiled stage, assembles its output and computes it.
-RunTimes runStage(const Stage& stage, const Assignment& a, const StagePlanner& planner) {
-  BoundSlots bound = stage.slotPlans->bind(a, stage.args, planner);
+RunTimes runStage(const Stage& stage, const Assignment& a, const StagePlanner& planner, const RunBindings& bindings) {
+  BoundSlots bound = stage.slotPlans->bind(a, stage.args, planner, bindings);
   const KernelSlots& slots = bound.plan->slots;
 
   std::vector<TensorBase> temps;   // converted inputs (storage is heap-held)
@@ -119,11 +102,11 @@ RunTimes runStage(const Stage& stage, const Assignment& a, const StagePlanner& p
   std::optional<size_t> snapshotSlot;
   for (size_t s = 1; s < slots.size(); s++) {
     const KernelSlot& arg = slots[s];
-    TensorBase t(bound.tensors[s]);
     if (arg.snapshotOfOutput) {
       snapshotSlot = s;
       continue;
     }
+    TensorBase t(bound.tensors[s]);
     if (!t.impl()->pendingVals.empty()) t.pack();
     if (!(arg.format == t.format())) {  // the kernel reads another format (transposed)
       temps.push_back(t.convert(arg.format, t.name() + "_converted"));
@@ -134,7 +117,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a, const StagePlanner& p
   }
   // Last, once nothing before the kernel can throw: the output's arrays move to it.
   if (snapshotSlot) {
-    snapshot = takeOldEntries(output, TensorBase(bound.tensors[*snapshotSlot]).name());
+    snapshot = takeOldEntries(output, slots[*snapshotSlot].tensor);
     ptrs[*snapshotSlot] = &snapshot->raw();
   }
   // += into a dense output adds into its values where they are: pack inserted ones.
@@ -172,23 +155,33 @@ RunTimes Kernel::run(const Assignment& a, int threads) const {
   if (threads < 0) throw UserError("thread count must be positive, got " + std::to_string(threads));
   if (threads > 0) omp_set_num_threads(threads);
   const std::vector<Stage>& stages = impl_->stages;
+  // Storage by variable: the tensors of `a` (its bound accesses), then the temporaries.
+  RunBindings storage = RunBindings::of(a);
   // A failure in an early stage leaves the output as it was: those write temporaries.
-  std::vector<TensorBase> kept;
+  std::vector<std::shared_ptr<TensorImpl>> kept;
   {
     std::lock_guard<std::mutex> lock(impl_->keptMutex);
     kept.swap(impl_->kept);
   }
-  RunStages st = impl_->planner->split(a, kept);
+  std::vector<TensorVar> keptVars;
+  for (const auto& t : kept) keptVars.push_back(t->var);
+  RunStages st = impl_->planner->split(a, keptVars);
   if (st.assignments.size() != stages.size())
     throw UserError("kernel was compiled for a different expression: " + a.str());
+  std::vector<std::shared_ptr<TensorImpl>> temporaries;
+  for (const TensorVar& v : st.temporaries) {
+    auto same = std::find_if(kept.begin(), kept.end(), [&](const auto& t) { return t->var == v; });
+    temporaries.push_back(same != kept.end() ? *same : TensorBase::forVar(v).impl());
+    storage.bind(v, temporaries.back());
+  }
   RunTimes total;
   for (size_t k = 0; k < stages.size(); k++) {
-    RunTimes t = runStage(stages[k], st.assignments[k], *impl_->planner);
+    RunTimes t = runStage(stages[k], st.assignments[k], *impl_->planner, storage);
     total.assembleSeconds += t.assembleSeconds;
     total.computeSeconds += t.computeSeconds;
   }
   std::lock_guard<std::mutex> lock(impl_->keptMutex);
-  impl_->kept = std::move(st.temporaries);
+  impl_->kept = std::move(temporaries);
   return total;
 }
 

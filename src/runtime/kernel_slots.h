@@ -7,14 +7,14 @@
 #include <vector>
 
 #include "tessel/format.h"
-#include "tessel/tensor.h"
+#include "tessel/notation.h"
 
 namespace tessel {
 
 /// One argument slot of a compiled stage.
 struct KernelSlot {
-  std::shared_ptr<TensorImpl> tensor;  ///< the slot's tensor as analyzed (see SlotPlan for which are kept)
-  Format format;                       ///< the format the kernel reads (may differ from the tensor's: transposed)
+  TensorVar tensor;  ///< the slot's variable (a run binds it to storage by variable, RunBindings)
+  Format format;     ///< the format the kernel reads (may differ from the tensor's: transposed)
   bool isOutput = false;
   bool snapshotOfOutput = false;  ///< `+=`: the output's entries before the kernel runs
 };

@@ -23,10 +23,11 @@
 
 namespace tessel {
 
-/// One run's assignments, a compiled stage each, and the temporaries they write.
+/// One run's assignments, a compiled stage each, and the temporaries they write (tensor
+/// variables: the run gives them storage).
 struct RunStages {
   std::vector<Assignment> assignments;
-  std::vector<TensorBase> temporaries;  ///< in order of creation
+  std::vector<TensorVar> temporaries;  ///< in order of creation
 };
 
 /// The compile-side steps a run needs; see the file comment.
@@ -34,8 +35,9 @@ class StagePlanner {
  public:
   virtual ~StagePlanner() = default;
   /// `a` split into stage assignments as at compile time. Temporaries are taken from
-  /// `kept` (the last run's, in order) where they fit, else allocated.
-  virtual RunStages split(const Assignment& a, const std::vector<TensorBase>& kept) const = 0;
+  /// `kept` (the last run's variables, in order) where they fit, else made: a kept
+  /// variable keeps its storage, whose arrays the run writes into.
+  virtual RunStages split(const Assignment& a, const std::vector<TensorVar>& kept) const = 0;
   /// The argument slots of one stage's assignment (analysis: checks, transposed inputs,
   /// the `+=` snapshot), with their tensors.
   virtual KernelSlots slotsOf(const Assignment& stage) const = 0;
@@ -59,12 +61,7 @@ struct Kernel::Impl {
   // would allocate and page-fault every run). Taken out while a run uses them, so
   // concurrent runs never share one.
   std::mutex keptMutex;
-  std::vector<TensorBase> kept;
+  std::vector<std::shared_ptr<TensorImpl>> kept;  // each holds its TensorVar
 };
-
-/// A tensor without arrays. (TensorBase's constructor would allocate an empty tensor's:
-/// a zeroed pos array per level, all of a dense tensor's values.)
-TensorBase arraylessTensor(const std::string& name, Datatype type, const std::vector<int64_t>& dims,
-                           const Format& format);
 
 }  // namespace tessel

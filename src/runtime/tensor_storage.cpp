@@ -91,16 +91,16 @@ TensorImpl& checkedImpl(const std::shared_ptr<TensorImpl>& p) {
 }
 
 void checkCoordinate(const TensorImpl& t, int mode, int64_t c) {
-  int64_t n = t.dims[mode];
+  int64_t n = t.var.dims()[mode];
   if (c < 0 || c >= n)
-    throw DimensionError("tensor " + t.name + ": coordinate " + std::to_string(c) + " of mode " +
+    throw DimensionError("tensor " + t.var.name() + ": coordinate " + std::to_string(c) + " of mode " +
                          std::to_string(mode) + " is out of range (extent " + std::to_string(n) +
                          ")");
 }
 
 void checkArity(const TensorImpl& t, size_t given) {
-  if (given != t.dims.size())
-    throw DimensionError("tensor " + t.name + " has " + std::to_string(t.dims.size()) +
+  if (given != t.var.dims().size())
+    throw DimensionError("tensor " + t.var.name() + " has " + std::to_string(t.var.dims().size()) +
                          " modes but " + std::to_string(given) + " coordinates were given");
 }
 
@@ -113,9 +113,9 @@ T addValues(const TensorImpl& t, T a, T b) {
   } else if constexpr (std::is_integral_v<T>) {
     T r;
     if (__builtin_add_overflow(a, b, &r))
-      throw OverflowError("tensor " + t.name + ": summing duplicate entries " +
+      throw OverflowError("tensor " + t.var.name() + ": summing duplicate entries " +
                           std::to_string(a) + " + " + std::to_string(b) + " overflows " +
-                          datatypeName(t.type));
+                          datatypeName(t.var.datatype()));
     return r;
   } else {
     return a + b;
@@ -148,8 +148,8 @@ void storeFromDouble(const TensorImpl& t, unsigned char* dst, double v) {
     const double lo = static_cast<double>(std::numeric_limits<T>::min());
     const double hi = -lo;  // 2^(bits-1)
     if (!(v >= lo && v < hi))
-      throw OverflowError("tensor " + t.name + ": value " + std::to_string(v) +
-                          " does not fit " + datatypeName(t.type));
+      throw OverflowError("tensor " + t.var.name() + ": value " + std::to_string(v) +
+                          " does not fit " + datatypeName(t.var.datatype()));
     x = static_cast<T>(v);
   } else {
     x = static_cast<T>(v);
@@ -158,7 +158,7 @@ void storeFromDouble(const TensorImpl& t, unsigned char* dst, double v) {
 }
 
 void storeFromDouble(const TensorImpl& t, unsigned char* dst, double v) {
-  switch (t.type) {
+  switch (t.var.datatype()) {
     case Datatype::Bool: return storeFromDouble<bool>(t, dst, v);
     case Datatype::Int32: return storeFromDouble<int32_t>(t, dst, v);
     case Datatype::Int64: return storeFromDouble<int64_t>(t, dst, v);
@@ -172,14 +172,14 @@ void storeFromDouble(const TensorImpl& t, unsigned char* dst, double v) {
 void groupColumn(const TensorImpl& t, const SortedEntries& s, int k, std::vector<int64_t>& col) {
   const int64_t nu = s.nu;
   col.resize(nu);
-  const int m = t.format.modeOfLevel(k);
-  const int64_t N = t.dims[m];
+  const int m = t.var.format().modeOfLevel(k);
+  const int64_t N = t.var.dims()[m];
   if (s.keyed) {
     const uint64_t st = s.stride[k];
     for (int64_t u = 0; u < nu; u++)
       col[u] = static_cast<int64_t>((s.ukeys[u] / st) % static_cast<uint64_t>(N));
   } else {
-    const int r = static_cast<int>(t.dims.size());
+    const int r = static_cast<int>(t.var.dims().size());
     const int64_t* c = t.pendingCoords.data();
     for (int64_t u = 0; u < nu; u++) col[u] = c[s.entry(s.groupBegin(u)) * r + m];
   }
@@ -220,11 +220,11 @@ void writeValues(const TensorImpl& t, void* vals, const SortedEntries& s, const 
 
 /// Build a tessel_tensor_t from sorted, merged entries (s.nu == 0: a valid empty tensor).
 tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
-  const Format& f = t.format;
-  const int r = static_cast<int>(t.dims.size());
+  const Format& f = t.var.format();
+  const int r = static_cast<int>(t.var.dims().size());
   TESSEL_CHECK(r == f.order(), "tensor order differs from format order");
   TESSEL_CHECK(r <= TESSEL_MAX_ORDER, "order above TESSEL_MAX_ORDER");
-  const std::string& name = t.name;
+  const std::string& name = t.var.name();
   const int64_t nu = s.nu;
   const bool empty = nu == 0;
   const IndexWidth pw = f.posWidth(), cw = f.crdWidth();
@@ -258,7 +258,7 @@ tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
   };
 
   for (int k = 0; k < r; k++) {
-    const int64_t N = t.dims[f.modeOfLevel(k)];
+    const int64_t N = t.var.dims()[f.modeOfLevel(k)];
     raw.dims[k] = N;
     const bool last = k == r - 1;
     if (!empty) groupColumn(t, s, k, col);
@@ -359,11 +359,11 @@ tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
     }
   }
 
-  const int esize = datatypeSize(t.type);
+  const int esize = datatypeSize(t.var.datatype());
   raw.vals = allocElements(name, P, static_cast<size_t>(esize), "values array", true);
   raw.vals_size = P;
   if (!empty) {
-    switch (t.type) {
+    switch (t.var.datatype()) {
       case Datatype::Bool: writeValues<bool>(t, raw.vals, s, bnd, P); break;
       case Datatype::Int32: writeValues<int32_t>(t, raw.vals, s, bnd, P); break;
       case Datatype::Int64: writeValues<int64_t>(t, raw.vals, s, bnd, P); break;
@@ -383,10 +383,10 @@ void installStorage(TensorImpl& t, const tessel_tensor_t& raw) {
 /// Bounds [begin, end) of the children of parent position p at level k.
 void childRange(const TensorImpl& t, int k, int64_t p, int64_t& begin, int64_t& end) {
   const tessel_tensor_t& raw = t.storage.raw;
-  switch (t.format.level(k)) {
+  switch (t.var.format().level(k)) {
     case LevelKind::Dense:
     case LevelKind::Bitmap: {  // every slot; the caller skips absent bitmap slots
-      const int64_t N = t.dims[t.format.modeOfLevel(k)];
+      const int64_t N = t.var.dims()[t.var.format().modeOfLevel(k)];
       begin = p * N;
       end = begin + N;
       return;
@@ -394,19 +394,19 @@ void childRange(const TensorImpl& t, int k, int64_t p, int64_t& begin, int64_t& 
     case LevelKind::Compressed:
     case LevelKind::CompressedNU:
       TESSEL_CHECK(raw.pos[k] && p + 1 < raw.pos_size[k],
-                   "tensor " + t.name + ": pos array of level " + std::to_string(k) +
+                   "tensor " + t.var.name() + ": pos array of level " + std::to_string(k) +
                        " is too short for parent position " + std::to_string(p));
-      begin = readIndex(raw.pos[k], t.format.posWidth(), p);
-      end = readIndex(raw.pos[k], t.format.posWidth(), p + 1);
+      begin = readIndex(raw.pos[k], t.var.format().posWidth(), p);
+      end = readIndex(raw.pos[k], t.var.format().posWidth(), p + 1);
       TESSEL_CHECK(0 <= begin && begin <= end && end <= raw.crd_size[k],
-                   "tensor " + t.name + ": pos array of level " + std::to_string(k) +
+                   "tensor " + t.var.name() + ": pos array of level " + std::to_string(k) +
                        " is inconsistent with its crd array");
       return;
     case LevelKind::Singleton:
       begin = p;
       end = p + 1;
       TESSEL_CHECK(raw.crd[k] && end <= raw.crd_size[k],
-                   "tensor " + t.name + ": crd array of singleton level " + std::to_string(k) +
+                   "tensor " + t.var.name() + ": crd array of singleton level " + std::to_string(k) +
                        " is too short");
       return;
   }
@@ -447,11 +447,17 @@ void TensorBase::shrinkToFit() {
     const bool flags = k < format().order() && levelFormat(format(), k).hasFlagArray();
     shrinkOffsetArray(r.crd[k], r.crd_block[k], static_cast<size_t>(r.crd_size[k]) * (flags ? 1 : cw));
   }
-  shrinkOffsetArray(r.vals, r.vals_block, static_cast<size_t>(r.vals_size) * datatypeSize(impl_->type));
+  shrinkOffsetArray(r.vals, r.vals_block, static_cast<size_t>(r.vals_size) * datatypeSize(impl_->var.datatype()));
 }
 
-TensorBase::TensorBase(std::string name, Datatype type, std::vector<int64_t> dims,
-                       Format format) {
+TensorBase::TensorBase(std::string name, Datatype type, std::vector<int64_t> dims, Format format)
+    : TensorBase(forVar(TensorVar(std::move(name), type, std::move(dims), std::move(format)))) {}
+
+TensorBase TensorBase::forVar(const TensorVar& var) {
+  if (!var.defined()) throw UserError("a tensor needs a defined tensor variable");
+  const std::string& name = var.name();
+  const std::vector<int64_t>& dims = var.dims();
+  const Format& format = var.format();
   auto impl = std::make_shared<TensorImpl>();
   if (static_cast<int>(dims.size()) != format.order())
     throw FormatError("tensor " + name + " has " + std::to_string(dims.size()) +
@@ -460,7 +466,7 @@ TensorBase::TensorBase(std::string name, Datatype type, std::vector<int64_t> dim
   if (dims.size() > TESSEL_MAX_ORDER)
     throw FormatError("tensor " + name + " has " + std::to_string(dims.size()) +
                       " modes; at most " + std::to_string(TESSEL_MAX_ORDER) + " are supported");
-  (void)datatypeSize(type);  // rejects invalid datatypes
+  (void)datatypeSize(var.datatype());  // rejects invalid datatypes
   const IndexWidth cw = format.crdWidth();
   for (size_t m = 0; m < dims.size(); m++) {
     if (dims[m] < 0)
@@ -472,14 +478,11 @@ TensorBase::TensorBase(std::string name, Datatype type, std::vector<int64_t> dim
                           std::to_string(widthBits(cw)) +
                           "-bit crd width (use 64-bit coordinates)");
   }
-  impl->name = std::move(name);
-  impl->type = type;
-  impl->dims = std::move(dims);
-  impl->format = std::move(format);
+  impl->var = var;
   // A valid empty tensor of this format, so that an unpacked tensor can be read.
   SortedEntries none;
   impl->storage.raw = buildStorage(*impl, none);
-  impl_ = std::move(impl);
+  return TensorBase(std::move(impl));
 }
 
 void TensorBase::insertBytes(const std::vector<int64_t>& coords, const void* value) {
@@ -488,14 +491,14 @@ void TensorBase::insertBytes(const std::vector<int64_t>& coords, const void* val
   for (size_t m = 0; m < coords.size(); m++) checkCoordinate(t, static_cast<int>(m), coords[m]);
   t.pendingCoords.insert(t.pendingCoords.end(), coords.begin(), coords.end());
   const auto* b = static_cast<const unsigned char*>(value);
-  t.pendingVals.insert(t.pendingVals.end(), b, b + datatypeSize(t.type));
+  t.pendingVals.insert(t.pendingVals.end(), b, b + datatypeSize(t.var.datatype()));
   t.packed = false;  // storage no longer reflects every insert
 }
 
 void TensorBase::pack() {
   TensorImpl& t = checkedImpl(impl_);
   const int r = order();
-  const size_t esize = static_cast<size_t>(datatypeSize(t.type));
+  const size_t esize = static_cast<size_t>(datatypeSize(t.var.datatype()));
   TESSEL_CHECK(t.pendingVals.size() % esize == 0, "pending values misaligned");
   const int64_t n = static_cast<int64_t>(t.pendingVals.size() / esize);
   TESSEL_CHECK(t.pendingCoords.size() == static_cast<size_t>(n) * static_cast<size_t>(r),
@@ -520,21 +523,21 @@ CooData TensorBase::toCoo(std::vector<int64_t>& positions) const {
   const tessel_tensor_t& raw = t.storage.raw;
   const int r = order();
   CooData out;
-  out.dims = t.dims;
-  if (raw.vals_size > 0) TESSEL_CHECK(raw.vals != nullptr, "tensor " + t.name + " has no values");
+  out.dims = t.var.dims();
+  if (raw.vals_size > 0) TESSEL_CHECK(raw.vals != nullptr, "tensor " + t.var.name() + " has no values");
   if (r == 0) {
-    if (raw.vals_size > 0) out.values.push_back(readValue(t.type, raw.vals, 0)), positions.push_back(0);
+    if (raw.vals_size > 0) out.values.push_back(readValue(t.var.datatype(), raw.vals, 0)), positions.push_back(0);
     return out;
   }
   positions.reserve(static_cast<size_t>(raw.vals_size));
   out.values.reserve(static_cast<size_t>(raw.vals_size));
   out.coords.reserve(static_cast<size_t>(raw.vals_size) * r);
-  const std::vector<int>& mo = t.format.modeOrder();
-  const IndexWidth cw = t.format.crdWidth();
+  const std::vector<int>& mo = t.var.format().modeOrder();
+  const IndexWidth cw = t.var.format().crdWidth();
 
   std::vector<int64_t> cur(r), end(r), parent(r), mc(r);
   int64_t expect = 0;  // next vals position
-  const bool holes = anyFlagLevel(t.format);  // absent bitmap slots leave vals positions unvisited
+  const bool holes = anyFlagLevel(t.var.format());  // absent bitmap slots leave vals positions unvisited
   parent[0] = 0;
   childRange(t, 0, 0, cur[0], end[0]);
   int k = 0;
@@ -545,21 +548,21 @@ CooData TensorBase::toCoo(std::vector<int64_t>& positions) const {
       continue;
     }
     const int64_t q = cur[k];
-    const LevelFormat& lf = levelFormat(t.format, k);
+    const LevelFormat& lf = levelFormat(t.var.format(), k);
     if (lf.hasFlagArray()) {
-      TESSEL_CHECK(raw.crd[k] && q < raw.crd_size[k], "tensor " + t.name + ": bitmap flags of level " +
+      TESSEL_CHECK(raw.crd[k] && q < raw.crd_size[k], "tensor " + t.var.name() + ": bitmap flags of level " +
                                                           std::to_string(k) + " are too short");
       if (!static_cast<const uint8_t*>(raw.crd[k])[q]) {
         cur[k]++;
         continue;
       }
     }
-    mc[mo[k]] = lf.locatable() ? q - parent[k] * t.dims[mo[k]] : readIndex(raw.crd[k], cw, q);
+    mc[mo[k]] = lf.locatable() ? q - parent[k] * t.var.dims()[mo[k]] : readIndex(raw.crd[k], cw, q);
     if (k == r - 1) {
       TESSEL_CHECK((holes ? q >= expect : q == expect) && q < raw.vals_size,
-                   "tensor " + t.name + ": level arrays do not cover the values array in order");
+                   "tensor " + t.var.name() + ": level arrays do not cover the values array in order");
       out.coords.insert(out.coords.end(), mc.begin(), mc.end());
-      out.values.push_back(readValue(t.type, raw.vals, q));
+      out.values.push_back(readValue(t.var.datatype(), raw.vals, q));
       positions.push_back(q);
       expect = q + 1;
       cur[k]++;
@@ -574,18 +577,18 @@ CooData TensorBase::toCoo(std::vector<int64_t>& positions) const {
 
 void TensorBase::setFromCoo(const CooData& coo) {
   TensorImpl& t = checkedImpl(impl_);
-  if (coo.dims != t.dims)
-    throw DimensionError("tensor " + t.name + " has dimensions " + dimsStr(t.dims) +
+  if (coo.dims != t.var.dims())
+    throw DimensionError("tensor " + t.var.name() + " has dimensions " + dimsStr(t.var.dims()) +
                          " but the data has dimensions " + dimsStr(coo.dims));
   const int r = order();
   const int64_t n = coo.nnz();
   if (coo.coords.size() != static_cast<size_t>(n) * static_cast<size_t>(r))
-    throw DimensionError("tensor " + t.name + ": data has " + std::to_string(n) +
+    throw DimensionError("tensor " + t.var.name() + ": data has " + std::to_string(n) +
                          " values but " + std::to_string(coo.coords.size()) +
                          " coordinates (expected " + std::to_string(n * r) + ")");
   for (int64_t e = 0; e < n; e++)
     for (int m = 0; m < r; m++) checkCoordinate(t, m, coo.coords[e * r + m]);
-  const size_t esize = static_cast<size_t>(datatypeSize(t.type));
+  const size_t esize = static_cast<size_t>(datatypeSize(t.var.datatype()));
   std::vector<unsigned char> vals(static_cast<size_t>(n) * esize);
   for (int64_t e = 0; e < n; e++) storeFromDouble(t, vals.data() + e * esize, coo.values[e]);
   t.pendingCoords = coo.coords;
@@ -595,8 +598,8 @@ void TensorBase::setFromCoo(const CooData& coo) {
 
 TensorBase TensorBase::convert(const Format& f, const std::string& newName) const {
   const TensorImpl& t = checkedImpl(impl_);
-  TensorBase out(newName.empty() ? t.name + "_" + f.str() : newName, t.type, t.dims, f);
-  if (isDenseCompressedPair(t.format, f)) {  // CSR <-> CSC: a counting sort, not pack()'s sort
+  TensorBase out(newName.empty() ? t.var.name() + "_" + f.str() : newName, t.var.datatype(), t.var.dims(), f);
+  if (isDenseCompressedPair(t.var.format(), f)) {  // CSR <-> CSC: a counting sort, not pack()'s sort
     installStorage(*out.impl_, convertDenseCompressed(t, f));
     out.impl_->packed = true;
     return out;
@@ -609,11 +612,11 @@ TensorBase TensorBase::convert(const Format& f, const std::string& newName) cons
   // Copy the element bytes of each entry (exact for every type).
   // Zeros under a Dense last level are implicit, not stored entries: they are dropped
   // (dense -> CSR stores the non-zeros); zeros stored by a sparse level are kept.
-  const size_t esize = static_cast<size_t>(datatypeSize(t.type));
+  const size_t esize = static_cast<size_t>(datatypeSize(t.var.datatype()));
   TensorImpl& o = *out.impl_;
   const auto* v = static_cast<const unsigned char*>(t.storage.raw.vals);
-  bool dropZeros = r > 0 && levelFormat(t.format, r - 1).full();
-  if (!dropZeros && !anyFlagLevel(t.format)) {
+  bool dropZeros = r > 0 && levelFormat(t.var.format(), r - 1).full();
+  if (!dropZeros && !anyFlagLevel(t.var.format())) {
     o.pendingCoords = std::move(c.coords);
     if (c.nnz() > 0) o.pendingVals.assign(v, v + static_cast<size_t>(c.nnz()) * esize);
   } else {
@@ -636,7 +639,7 @@ double TensorBase::at(const std::vector<int64_t>& coords) const {
   for (size_t m = 0; m < coords.size(); m++) checkCoordinate(t, static_cast<int>(m), coords[m]);
   const tessel_tensor_t& raw = t.storage.raw;
   const int r = order();
-  const Format& f = t.format;
+  const Format& f = t.var.format();
   const IndexWidth cw = f.crdWidth();
   // Current candidate positions [lo, hi) of the level just walked (the root: [0, 1)).
   int64_t lo = 0, hi = 1;
@@ -647,9 +650,9 @@ double TensorBase::at(const std::vector<int64_t>& coords) const {
     if (kind == LevelKind::Singleton) {
       b = lo;
       e = hi;
-      TESSEL_CHECK(hi <= raw.crd_size[k], "tensor " + t.name + ": singleton crd array too short");
+      TESSEL_CHECK(hi <= raw.crd_size[k], "tensor " + t.var.name() + ": singleton crd array too short");
     } else {
-      TESSEL_CHECK(hi - lo == 1, "tensor " + t.name + ": ambiguous parent position");
+      TESSEL_CHECK(hi - lo == 1, "tensor " + t.var.name() + ": ambiguous parent position");
       childRange(t, k, lo, b, e);
       const LevelFormat& lf = levelFormat(f, k);
       if (lf.locatable()) {
@@ -677,8 +680,8 @@ double TensorBase::at(const std::vector<int64_t>& coords) const {
   }
   double sum = 0;
   for (int64_t p = lo; p < hi; p++) {
-    TESSEL_CHECK(p < raw.vals_size, "tensor " + t.name + ": position beyond the values array");
-    sum += readValue(t.type, raw.vals, p);
+    TESSEL_CHECK(p < raw.vals_size, "tensor " + t.var.name() + ": position beyond the values array");
+    sum += readValue(t.var.datatype(), raw.vals, p);
   }
   return sum;
 }
@@ -686,7 +689,7 @@ double TensorBase::at(const std::vector<int64_t>& coords) const {
 const Assignment& TensorBase::assignment() const {
   const TensorImpl& t = checkedImpl(impl_);
   if (!t.assignment)
-    throw NotationError("tensor " + t.name +
+    throw NotationError("tensor " + t.var.name() +
                         " has no assignment (write e.g. A(i,j) = B(i,j) before evaluating)");
   return *t.assignment;
 }
@@ -696,9 +699,9 @@ void TensorBase::setAssignment(const Assignment& a) {
   Assignment stored = a;
   // The left-hand side names this tensor; owning it there would make the tensor own
   // itself and never be freed. (checkAssignment keeps the output off the right.)
-  if (a.lhs.defined() && a.lhs.node().tensor.get() == &t) {
+  if (a.lhs.defined() && a.lhs.node().tensor == t.var) {
     auto lhs = std::make_shared<ExprNode>(a.lhs.node());
-    lhs->tensor = std::shared_ptr<TensorImpl>(std::shared_ptr<TensorImpl>(), &t);  // aliasing, no owner
+    lhs->binding = std::shared_ptr<TensorImpl>(std::shared_ptr<TensorImpl>(), &t);  // aliasing, no owner
     stored.lhs = IndexExpr(std::move(lhs));
   }
   t.assignment = std::move(stored);

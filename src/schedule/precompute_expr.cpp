@@ -7,7 +7,6 @@
 
 #include "notation/products.h"
 #include "tessel/error.h"
-#include "tessel/tensor.h"
 
 namespace tessel {
 
@@ -153,7 +152,7 @@ IndexExpr withVarsOf(const IndexExpr& e, const Assignment& a) {
     case ExprKind::Access: {
       std::vector<IndexVar> vs;
       for (const IndexVar& v : n.vars) vs.push_back(map(v));
-      return Access(TensorBase(n.tensor), vs);
+      return accessLike(n, vs);
     }
     case ExprKind::Literal: return e;
     case ExprKind::Sum: return sum(map(n.vars[0]), withVarsOf(n.a, a));
@@ -215,15 +214,15 @@ bool precomputesExpr(const ScheduleCommand& c) {
 
 std::pair<Assignment, Assignment> splitPrecompute(
     const Assignment& a, const ScheduleCommand& c,
-    const std::function<TensorBase(const PrecomputeTemporary&)>& temporary) {
+    const std::function<TensorVar(const PrecomputeTemporary&)>& temporary) {
   checkAssignment(a);
-  bool named = !c.tensor.empty() && c.tensor != a.lhsNode().tensor->name;
-  for (const ExprNode* n : rhsAccesses(a)) named &= n->tensor->name != c.tensor;
+  bool named = !c.tensor.empty() && c.tensor != a.lhsNode().tensor.name();
+  for (const ExprNode* n : rhsAccesses(a)) named &= n->tensor.name() != c.tensor;
   if (!named) fail(c, "the temporary needs a name that no tensor of the assignment has");
   Located l = locate(a, c);
   PrecomputeTemporary spec;
   spec.name = c.tensor;
-  spec.type = a.lhsNode().tensor->type;
+  spec.type = a.lhsNode().tensor.datatype();
   spec.vars = l.outside;
   for (const IndexVar& v : spec.vars) spec.dims.push_back(extentOf(a, v));
   spec.format = DenseFormat(static_cast<int>(spec.vars.size()));

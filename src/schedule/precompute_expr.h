@@ -27,7 +27,7 @@ struct PrecomputeTemporary {
 /// Finds `c.expr` in a's right-hand side (its sums made explicit, explicitReductions),
 /// checks that computing it first keeps the result, and returns
 /// {t(vars) = e, a with t(vars) in e's place}, t made by `temporary` from its
-/// description (a dense tensor of that name, type and dims). A sum around e over a
+/// description (a dense tensor variable of that name, type and dims). A sum around e over a
 /// variable that only e uses moves into t; between that sum and e there may only be
 /// products, negations, numerators and sums, since in `sum(k, B(i,k)*c(k) + d(i))` the
 /// sum over k also adds d(i) once per k. Both results keep explicit sums where the rest
@@ -35,7 +35,7 @@ struct PrecomputeTemporary {
 /// the command.
 std::pair<Assignment, Assignment> splitPrecompute(
     const Assignment& a, const ScheduleCommand& c,
-    const std::function<TensorBase(const PrecomputeTemporary&)>& temporary);
+    const std::function<TensorVar(const PrecomputeTemporary&)>& temporary);
 
 /// A precompute of a sub-expression before all loops (not of an output level, not at a
 /// loop: those are the loop nest's).

@@ -17,11 +17,11 @@ bool contains(const std::vector<IndexVar>& vs, const IndexVar& v) {
 
 class Splitter {
  public:
-  Splitter(const Assignment& a, const std::function<TensorBase(const PrecomputeTemporary&)>& temporary,
+  Splitter(const Assignment& a, const std::function<TensorVar(const PrecomputeTemporary&)>& temporary,
            const std::vector<std::string>& taken)
       : a_(a), temporary_(temporary), taken_(taken.begin(), taken.end()) {
-    taken_.insert(a.lhsNode().tensor->name);
-    for (const ExprNode* n : rhsAccesses(a)) taken_.insert(n->tensor->name);
+    taken_.insert(a.lhsNode().tensor.name());
+    for (const ExprNode* n : rhsAccesses(a)) taken_.insert(n->tensor.name());
   }
 
   std::vector<Assignment> run() {
@@ -64,11 +64,11 @@ class Splitter {
   Access temporaryFor(const IndexExpr& sumNode) {
     const ExprNode& out = a_.lhsNode();
     PrecomputeTemporary spec;
-    spec.name = freshName(out.tensor->name + "_sum");
-    spec.type = out.tensor->type;
+    spec.name = freshName(out.tensor.name() + "_sum");
+    spec.type = out.tensor.datatype();
     spec.vars = unboundVars(sumNode);
     for (const IndexVar& v : spec.vars) spec.dims.push_back(extentOf(a_, v));
-    spec.format = spec.vars == out.vars ? out.tensor->format : DenseFormat(static_cast<int>(spec.vars.size()));
+    spec.format = spec.vars == out.vars ? out.tensor.format() : DenseFormat(static_cast<int>(spec.vars.size()));
     return Access(temporary_(spec), spec.vars);
   }
 
@@ -80,7 +80,7 @@ class Splitter {
   }
 
   const Assignment& a_;
-  const std::function<TensorBase(const PrecomputeTemporary&)>& temporary_;
+  const std::function<TensorVar(const PrecomputeTemporary&)>& temporary_;
   std::set<std::string> taken_;
 };
 
@@ -92,16 +92,16 @@ std::vector<IndexVar> loopVars(const Assignment& a) {
 }
 
 bool mentionsTensor(const Assignment& a, const std::string& name) {
-  if (a.lhsNode().tensor->name == name) return true;
+  if (a.lhsNode().tensor.name() == name) return true;
   for (const ExprNode* n : rhsAccesses(a))
-    if (n->tensor->name == name) return true;
+    if (n->tensor.name() == name) return true;
   return false;
 }
 
 }  // namespace
 
 std::vector<Assignment> splitReductions(const Assignment& a,
-                                        const std::function<TensorBase(const PrecomputeTemporary&)>& temporary,
+                                        const std::function<TensorVar(const PrecomputeTemporary&)>& temporary,
                                         const std::vector<std::string>& taken) {
   // Every run of a kernel splits its assignment again: the common case, one term without
   // a sum node, is one loop nest as it is, without building the explicit form.

@@ -10,7 +10,6 @@
 
 #include "schedule/precompute_expr.h"
 #include "tessel/notation.h"
-#include "tessel/tensor.h"
 
 namespace tessel {
 
@@ -22,7 +21,7 @@ namespace tessel {
 /// variables (so a sparse result stays sparse), else dense. Temporaries are named after
 /// the output (`a_sum`, `a_sum2`, ...), never clashing with a's tensors or `taken`.
 std::vector<Assignment> splitReductions(const Assignment& a,
-                                        const std::function<TensorBase(const PrecomputeTemporary&)>& temporary,
+                                        const std::function<TensorVar(const PrecomputeTemporary&)>& temporary,
                                         const std::vector<std::string>& taken = {});
 
 /// Of `stages`, the last one whose loop nest has every index variable of `a` and every

@@ -2,7 +2,6 @@
 #include "tessel/schedule.h"
 
 #include "tessel/error.h"
-#include "tessel/tensor.h"
 
 namespace tessel {
 
@@ -79,7 +78,7 @@ Schedule& Schedule::divide(const IndexVar& i, const IndexVar& outer, const Index
   return *this;
 }
 Schedule& Schedule::pos(const IndexVar& i, const IndexVar& ip, const Access& access) {
-  return pos(i, ip, access.tensor().name());
+  return pos(i, ip, access.tensorVar().name());
 }
 Schedule& Schedule::pos(const IndexVar& i, const IndexVar& ip, const std::string& tensorName) {
   ScheduleCommand c = make(ScheduleCommand::Kind::Pos, {i, ip});

@@ -2,10 +2,9 @@
 #include <cctype>
 #include <map>
 
+#include "notation/parse_bind.h"
 #include "tessel/error.h"
-#include "tessel/parser.h"
 #include "tessel/schedule.h"
-#include "tessel/tensor.h"
 
 namespace tessel {
 
@@ -88,7 +87,7 @@ class CommandParser {
     for (const IndexVar& v : freeVars(a)) vars_.emplace(v.name(), v);
     for (const IndexVar& v : reductionVars(a)) vars_.emplace(v.name(), v);
     for (const ExprNode* n : rhsAccesses(a)) {
-      bound_.emplace(n->tensor->name, TensorBase(n->tensor));
+      bound_.emplace(n->tensor.name(), *n);
     }
   }
 
@@ -168,11 +167,15 @@ class CommandParser {
   /// A sub-expression over the assignment's tensors (its variables match by name).
   IndexExpr expression(const std::string& text) {
     static const std::string lhs = "tessel_precompute_lhs";
-    std::map<std::string, TensorBase> tensors = bound_;
-    tensors.emplace(lhs, TensorBase(lhs, Datatype::Float64, {}, DenseFormat(0)));
+    // The expression's accesses are like the assignment's (same variables and storage).
+    auto bind = [&](const std::string& name, std::vector<IndexVar> vars) -> IndexExpr {
+      if (name == lhs) return Access(TensorVar(lhs, Datatype::Float64, {}, DenseFormat(0)), std::move(vars));
+      auto it = bound_.find(name);
+      return it == bound_.end() ? IndexExpr() : accessLike(it->second, std::move(vars));
+    };
     std::string prefix = lhs + " = ";
     try {
-      return parseAssignment(prefix + text, tensors).rhs;
+      return parseAssignmentWith(prefix + text, bind).rhs;
     } catch (const ParseError& e) {
       std::string why = e.what();
       why = why.substr(0, why.find(" at column "));
@@ -212,7 +215,7 @@ class CommandParser {
   }
 
   std::map<std::string, IndexVar> vars_;
-  std::map<std::string, TensorBase> bound_;
+  std::map<std::string, ExprNode> bound_;  ///< an access of each rhs tensor, by name
   const RawCommand* cmd_ = nullptr;
 };
 

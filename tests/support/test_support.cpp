@@ -76,7 +76,7 @@ Assignment bindAssignment(const std::string& expr, const std::vector<Operand>& i
   for (size_t m = 0; m < lhsVars.size(); m++)
     for (const ExprNode* n : rhsAccesses(pa))
       for (size_t q = 0; q < n->vars.size(); q++)
-        if (n->vars[q].name() == lhsVars[m].name()) outDims[m] = n->tensor->dims[q];
+        if (n->vars[q].name() == lhsVars[m].name()) outDims[m] = n->tensor.dims()[q];
   out = TensorBase(uses[0].name, outType, outDims, outFormat);
   tensors[uses[0].name] = out;
   return parseAssignment(expr, tensors);
@@ -184,7 +184,7 @@ namespace {
   for (size_t r = 0; r < rounds.size(); r++) {
     for (const Operand& in : rounds[r])
       for (const ExprNode* n : rhsAccesses(a))
-        if (n->tensor->name == in.name) TensorBase(n->tensor).setFromCoo(in.data);
+        if (n->tensor.name() == in.name) TensorBase(n->binding).setFromCoo(in.data);
     CooData expected = referenceEvaluate(a);
     kernel->run(a, threads);
     std::string why;

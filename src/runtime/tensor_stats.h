@@ -1,0 +1,15 @@
+// Statistics of a bound tensor's stored entries, for compile-side heuristics (the
+// default parallel schedule) that may look at data but not at storage: they pass an
+// access and get a number.
+#pragma once
+
+#include "tessel/notation.h"
+
+namespace tessel {
+
+/// Largest row's share of the non-zeros of the tensor bound to `access` (a packed
+/// operand whose levels 0, 1 are dense over compressed); 0 for any other format, an
+/// empty tensor, or an access without storage (a bare TensorVar).
+double boundRowSkew(const ExprNode& access);
+
+}  // namespace tessel
