@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "lower/leaf_value.h"
 #include "lower/level_format.h"
 #include "lower/local_temporary.h"
 #include "lower/merge_lattice.h"
@@ -147,66 +148,10 @@ class LoopLowerer {
   const Semiring& semiring() const { return p_.assignment.semiring; }
 
   Expr value(const IndexExpr& e, const Env& env) const {
-    const tessel::ExprNode& n = e.node();
-    Datatype ct = sym_.computeType();
-    switch (n.kind) {
-      case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
-        throw InternalError("lowering met a sum(...) node");
-      case ExprKind::Access: {
-        if (local_ && local_->reads(&n)) return local_->element(env);
-        int a = p_.accessIndex(&n);
-        Expr pos = env.in[a].empty() ? intImm(0) : env.in[a].back().pos;
-        TESSEL_CHECK(env.in[a].size() == p_.inputs[a].levelVars.size(),
-                     "access " + n.tensor.name() + " not fully resolved at the leaf");
-        if (auto ld = env.loaded.find(a); ld != env.loaded.end()) return ld->second;
-        Expr v = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), pos));
-        auto pr = env.present.find(a);
-        if (pr != env.present.end()) v = select(pr->second, v, zeroValue(semiring(), ct));
-        auto pb = env.probed.find(a);
-        if (pb != env.probed.end()) v = select(pb->second, v, zeroValue(semiring(), ct));
-        return v;
-      }
-      case ExprKind::Literal:
-        return (ct == Datatype::Float32 || ct == Datatype::Float64)
-                   ? floatImm(n.value, scalar(ct))
-                   : intImm(static_cast<int64_t>(n.value), scalar(ct));
-      case ExprKind::Neg: return unary(ExprOp::Neg, value(n.a, env));
-      case ExprKind::Add: return applyOp(semiring().add, value(n.a, env), value(n.b, env));
-      case ExprKind::Sub: return sub(value(n.a, env), value(n.b, env));
-      case ExprKind::Mul: return applyOp(semiring().mul, value(n.a, env), value(n.b, env));
-      case ExprKind::Div: {
-        bool fp = ct == Datatype::Float32 || ct == Datatype::Float64;
-        return binary(fp ? ExprOp::Div : ExprOp::IDiv, value(n.a, env), value(n.b, env));
-      }
-    }
-    throw InternalError("unknown expression kind");
+    return leafValue(p_, sym_, local_ ? &*local_ : nullptr, e, env);
   }
-
-  // ---- structure -------------------------------------------------------------------
-
-  /// Where e has an entry, from the flags of probed (Bitmap) accesses: a product needs
-  /// every factor, a sum any term. Null: always (no probed access decides it).
   Expr presence(const IndexExpr& e, const Env& env) const {
-    const tessel::ExprNode& n = e.node();
-    switch (n.kind) {
-      case ExprKind::Access: {
-        if (local_ && local_->reads(&n)) return nullptr;  // a temporary at a loop: dense
-        auto pb = env.probed.find(p_.accessIndex(&n));
-        return pb == env.probed.end() ? nullptr : pb->second;
-      }
-      case ExprKind::Neg:
-      case ExprKind::Div: return presence(n.a, env);
-      case ExprKind::Mul: {
-        Expr a = presence(n.a, env), b = presence(n.b, env);
-        return !a ? b : !b ? a : land(a, b);
-      }
-      case ExprKind::Add:
-      case ExprKind::Sub: {
-        Expr a = presence(n.a, env), b = presence(n.b, env);
-        return a && b ? binary(ExprOp::Or, a, b) : nullptr;
-      }
-      default: return nullptr;
-    }
+    return leafPresence(p_, local_ ? &*local_ : nullptr, e, env);
   }
 
   /// A leaf where no probed operand is present computes nothing: skip it, so bitmap

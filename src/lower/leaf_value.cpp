@@ -1,0 +1,73 @@
+// Values at the leaf of a loop nest: see leaf_value.h.
+#include "lower/leaf_value.h"
+
+#include "lower/semiring_ir.h"
+#include "tessel/error.h"
+
+namespace tessel::lower {
+
+using namespace ir;
+
+Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowering* local, const IndexExpr& e,
+               const Env& env) {
+  const tessel::ExprNode& n = e.node();
+  const Semiring& semiring = p.assignment.semiring;
+  Datatype ct = sym.computeType();
+  auto value = [&](const IndexExpr& x) { return leafValue(p, sym, local, x, env); };
+  switch (n.kind) {
+    case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
+      throw InternalError("lowering met a sum(...) node");
+    case ExprKind::Access: {
+      if (local && local->reads(&n)) return local->element(env);
+      int a = p.accessIndex(&n);
+      Expr pos = env.in[a].empty() ? intImm(0) : env.in[a].back().pos;
+      TESSEL_CHECK(env.in[a].size() == p.inputs[a].levelVars.size(),
+                   "access " + n.tensor.name() + " not fully resolved at the leaf");
+      if (auto ld = env.loaded.find(a); ld != env.loaded.end()) return ld->second;
+      Expr v = cast(scalar(ct), load(sym.vals(p.inputs[a].arg), pos));
+      auto pr = env.present.find(a);
+      if (pr != env.present.end()) v = select(pr->second, v, zeroValue(semiring, ct));
+      auto pb = env.probed.find(a);
+      if (pb != env.probed.end()) v = select(pb->second, v, zeroValue(semiring, ct));
+      return v;
+    }
+    case ExprKind::Literal:
+      return (ct == Datatype::Float32 || ct == Datatype::Float64) ? floatImm(n.value, scalar(ct))
+                                                                    : intImm(static_cast<int64_t>(n.value), scalar(ct));
+    case ExprKind::Neg: return unary(ExprOp::Neg, value(n.a));
+    case ExprKind::Add: return applyOp(semiring.add, value(n.a), value(n.b));
+    case ExprKind::Sub: return sub(value(n.a), value(n.b));
+    case ExprKind::Mul: return applyOp(semiring.mul, value(n.a), value(n.b));
+    case ExprKind::Div: {
+      bool fp = ct == Datatype::Float32 || ct == Datatype::Float64;
+      return binary(fp ? ExprOp::Div : ExprOp::IDiv, value(n.a), value(n.b));
+    }
+  }
+  throw InternalError("unknown expression kind");
+}
+
+Expr leafPresence(const Problem& p, const LocalTemporaryLowering* local, const IndexExpr& e, const Env& env) {
+  const tessel::ExprNode& n = e.node();
+  auto presence = [&](const IndexExpr& x) { return leafPresence(p, local, x, env); };
+  switch (n.kind) {
+    case ExprKind::Access: {
+      if (local && local->reads(&n)) return nullptr;  // a temporary at a loop: dense
+      auto pb = env.probed.find(p.accessIndex(&n));
+      return pb == env.probed.end() ? nullptr : pb->second;
+    }
+    case ExprKind::Neg:
+    case ExprKind::Div: return presence(n.a);
+    case ExprKind::Mul: {
+      Expr a = presence(n.a), b = presence(n.b);
+      return !a ? b : !b ? a : land(a, b);
+    }
+    case ExprKind::Add:
+    case ExprKind::Sub: {
+      Expr a = presence(n.a), b = presence(n.b);
+      return a && b ? binary(ExprOp::Or, a, b) : nullptr;
+    }
+    default: return nullptr;
+  }
+}
+
+}  // namespace tessel::lower
