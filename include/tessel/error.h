@@ -79,6 +79,12 @@ class ScheduleError : public UserError {
   explicit ScheduleError(const std::string& msg) : UserError(msg) {}
 };
 
+/// A machine grid or a tensor distribution is invalid (named tensor and rule).
+class DistributionError : public UserError {
+ public:
+  explicit DistributionError(const std::string& msg) : UserError(msg) {}
+};
+
 /// The system C compiler failed or a compiled object could not be loaded.
 class CompileError : public Error {
  public:
