@@ -245,7 +245,7 @@ TEST_F(CliRun, SemiringInEmitAndHelp) {
 
 TEST_F(CliRun, SemiringErrors) {
   expectUserError(run({"emit", "y(i) = A(i,j) * x(j)", "--semiring", "tropical"}),
-                  {"--semiring", "tropical", "plus_times, min_plus, max_times"});
+                  {"--semiring", "tropical", "plus_times, min_plus, max_plus"});
   expectUserError(run({"emit", "y(i) = A(i,j) - x(j)", "--semiring", "min_plus"}),
                   {"semiring min_plus has no '-'", "column 15"});
   expectUserError(run({"run", "y(i) = A(i,j) / x(j)", "-g", "A:uniform:5,5,2", "-g", "x:dense:5", "--semiring",

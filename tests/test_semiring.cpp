@@ -82,7 +82,7 @@ TEST(Semiring, Values) {
     Semiring::byName("tropical");
     FAIL() << "unknown semiring accepted";
   } catch (const NotationError& e) {
-    EXPECT_NE(std::string(e.what()).find("min_plus, max_times"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("min_times, max_times, or_and"), std::string::npos) << e.what();
   }
 }
 
@@ -293,4 +293,34 @@ TEST(Semiring, SkewedRowsDefaultSchedule) {
       std::string why;
       EXPECT_TRUE(tensorsClose(r.expected, r.result, 1e-12, 1e-12, &why, s)) << s.name << " " << threads << ": " << why;
     }
+}
+
+TEST(Semiring, CatalogueHandComputed) {
+  // A (3x3): row 0 {0: 2, 2: -1}, row 1 empty, row 2 {1: 3}; x = [1, -2, 4] (dense).
+  // y(i) = A(i,j) * x(j) under each semiring, by hand (row 1 gets the zero):
+  struct Want {
+    const char* name;
+    std::vector<double> y;
+  };
+  const std::vector<Want> wants = {
+      {"max_plus", {3, -kInf, 1}},      // max(2+1, -1+4) = 3; 3 + -2 = 1
+      {"min_times", {-4, kInf, -6}},    // min(2*1, -1*4); 3*-2
+      {"plus_pair", {2, 0, 1}},         // stored products counted
+      {"any_pair", {1, 0, 1}},
+      {"min_first", {-1, kInf, 3}},     // min over A's entries of the row
+      {"max_second", {4, -kInf, -2}},   // max over the x(j) met
+      {"min_second", {1, kInf, -2}},
+      {"max_first", {2, -kInf, 3}},
+      {"plus_min", {0, 0, -2}},         // min(2,1) + min(-1,4); min(3,-2)
+  };
+  // (A dense A would store its zeros as entries: sparse formats only.)
+  for (const Want& w : wants)
+    for (const char* af : {"ds", "ss"})
+      for (const char* out : {"d", "s"}) {
+        Semiring s = Semiring::byName(w.name);
+        std::string what = std::string(w.name) + " A " + af + " y " + out;
+        Outcome r = runOver("y(i) = A(i,j) * x(j)", s, {{"A", kA, Format::parse(af)}, {"x", kx, Format::parse("d")}},
+                            "y", {3}, Format::parse(out));
+        expectVector(r, w.y, s, what);
+      }
 }

@@ -40,7 +40,9 @@ Schedule chooseSchedule(const std::string& text, int threads, const Assignment& 
 const char* const kSemiringHelp =
     "Semiring of the expression: plus_times (default), min_plus (* is +, + and sums are min; absent "
     "entries are +inf, so y(i) = A(i,j) * x(j) is min over stored j of A(i,j) + x(j), inf for empty rows) "
-    "or max_times (+ and sums are max, absent entries -inf). Only plus_times has '-' and '/'";
+    "or max_times (+ and sums are max, absent entries -inf); also max_plus, min_times, or_and, and_or, "
+    "plus_pair, any_pair, min_first, min_second, max_first, max_second, plus_min (ADD_MUL, as GraphBLAS). "
+    "Only plus_times has '-' and '/'";
 
 Semiring semiringOption(const std::string& name) {
   try {

@@ -17,7 +17,10 @@
 namespace tessel {
 
 /// The computations a BinaryOp can name (the code generator maps each to an operation).
-enum class BinaryOpKind { Add, Mul, Min, Max };
+/// Or and And are logical (operands nonzero or not; the result 1 or 0), Pair is 1
+/// whatever its operands (structure only), First and Second give one operand, Any gives
+/// its right operand unless that is the identity (0), else its left: any present value.
+enum class BinaryOpKind { Add, Mul, Min, Max, Or, And, Pair, First, Second, Any };
 
 /// A binary operator with its algebra.
 struct BinaryOp {
@@ -37,6 +40,12 @@ struct BinaryOp {
   static BinaryOp times();  ///< *, identity 1, annihilator 0
   static BinaryOp min();    ///< min, identity +inf, annihilator -inf, idempotent
   static BinaryOp max();    ///< max, identity -inf, annihilator +inf, idempotent
+  static BinaryOp lor();    ///< logical or, identity 0, annihilator 1, idempotent
+  static BinaryOp land();   ///< logical and, identity 1, annihilator 0, idempotent
+  static BinaryOp pair();   ///< 1 (GraphBLAS's PAIR/ONEB): no identity, no annihilator
+  static BinaryOp first();  ///< its left operand; not commutative
+  static BinaryOp second(); ///< its right operand; not commutative
+  static BinaryOp any();    ///< any operand that is present: identity 0, idempotent
 };
 
 /// A semiring (add, mul). The text syntax writes mul as `*` and add as `+` whatever the
@@ -66,8 +75,13 @@ struct Semiring {
   /// max over products: most reliable paths. add = max with identity -inf (values may
   /// be negative, as GraphBLAS's GrB_MAX_TIMES_SEMIRING_FP64), mul = *.
   static Semiring maxTimes();
-  /// The semiring named `name` (plus_times, min_plus, max_times). Throws UsageError
-  /// listing the known names.
+  /// add = max, mul = + (annihilator -inf): longest paths, critical paths.
+  static Semiring maxPlus();
+  /// A semiring of two operators, named "<add>_<mul>" (GraphBLAS's naming).
+  static Semiring of(const BinaryOp& add, const BinaryOp& mul);
+  /// The semiring named `name`: plus_times, min_plus, max_plus, min_times, max_times,
+  /// or_and, and_or, plus_pair, any_pair, min_first, min_second, max_first, max_second,
+  /// plus_min. Throws NotationError listing the known names.
   static Semiring byName(const std::string& name);
   /// The names byName() knows, in order.
   static std::vector<std::string> names();

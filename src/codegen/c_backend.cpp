@@ -96,8 +96,8 @@ class Printer {
         return;
       case StmtOp::Store:
         if (s->atomic) out_ << pad << "#pragma omp atomic\n";
-        if (s->accumulate == ReduceOp::Min || s->accumulate == ReduceOp::Max) {
-          if (s->atomic) throw InternalError("codegen: no atomic min/max store");
+        if (s->accumulate != ReduceOp::None && s->accumulate != ReduceOp::Add) {
+          if (s->atomic) throw InternalError("codegen: an atomic store adds (+=) only");
           Expr element = load(s->args[0], s->args[1]);
           out_ << pad << expr(element) << " = " << expr(reduceExpr(s->accumulate, element, s->args[2])) << ";\n";
           return;
@@ -217,6 +217,9 @@ class Printer {
       case ReduceOp::Add: return "+";
       case ReduceOp::Min: return "min";
       case ReduceOp::Max: return "max";
+      case ReduceOp::Or: return "||";
+      case ReduceOp::And: return "&&";
+      case ReduceOp::Any:
       case ReduceOp::None: break;
     }
     throw InternalError("codegen: unknown reduction operator");

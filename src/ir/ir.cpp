@@ -164,6 +164,21 @@ Expr reduceExpr(ReduceOp op, Expr a, Expr b) {
     case ReduceOp::Add: return add(std::move(a), std::move(b));
     case ReduceOp::Min: return binary(ExprOp::Min, std::move(a), std::move(b));
     case ReduceOp::Max: return binary(ExprOp::Max, std::move(a), std::move(b));
+    case ReduceOp::Or:
+    case ReduceOp::And: {
+      // Logical on values of any type: nonzero is true, the result 1 or 0 of a's type.
+      Type t = a->type;
+      Expr za = t.elem == Datatype::Float32 || t.elem == Datatype::Float64 ? floatImm(0, t) : intImm(0, t);
+      Expr one = t.elem == Datatype::Float32 || t.elem == Datatype::Float64 ? floatImm(1, t) : intImm(1, t);
+      Expr ca = binary(ExprOp::Ne, std::move(a), za), cb = binary(ExprOp::Ne, std::move(b), za);
+      return select(binary(op == ReduceOp::Or ? ExprOp::Or : ExprOp::And, ca, cb), one, za);
+    }
+    case ReduceOp::Any: {
+      Type t = b->type;
+      Expr zb = t.elem == Datatype::Float32 || t.elem == Datatype::Float64 ? floatImm(0, t) : intImm(0, t);
+      Expr present = binary(ExprOp::Ne, b, zb);
+      return select(present, std::move(b), std::move(a));
+    }
     case ReduceOp::None: break;
   }
   throw InternalError("reduceExpr: no operator");

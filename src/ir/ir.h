@@ -115,9 +115,10 @@ enum class ParallelStrategy {
                    ///< then what is left of the others' (tessel_next_block in C)
 };
 /// The operator of a reduction, and of a Store that updates an element (None: the Store
-/// assigns). Add is `+=`; Min and Max keep the smaller / larger (a semiring's add).
-enum class ReduceOp { None, Add, Min, Max };
-/// `op(a, b)` as an expression (Add, Min or Max; not None).
+/// assigns). Add is `+=`; Min and Max keep the smaller / larger; Or and And are logical
+/// (1 or 0); Any keeps the new value unless it is 0 (a semiring's add).
+enum class ReduceOp { None, Add, Min, Max, Or, And, Any };
+/// `op(a, b)` as an expression (not None).
 Expr reduceExpr(ReduceOp op, Expr a, Expr b);
 /// The infix symbol of a binary operator that reads the same in C and in the IR
 /// printer ("+", "==", "&&", ...); null for the others (IDiv, Min, Max, ...).

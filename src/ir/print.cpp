@@ -93,7 +93,10 @@ void stmt(std::ostringstream& out, const Stmt& s, int ind) {
           << (s->accumulate == ReduceOp::None  ? "="
               : s->accumulate == ReduceOp::Add ? "+="
               : s->accumulate == ReduceOp::Min ? "min="
-                                               : "max=")
+              : s->accumulate == ReduceOp::Max ? "max="
+              : s->accumulate == ReduceOp::Or  ? "or="
+              : s->accumulate == ReduceOp::And ? "and="
+                                               : "any=")
           << " " << expr(s->args[2], true)
           << (s->atomic ? "  // atomic" : "") << "\n";
       return;

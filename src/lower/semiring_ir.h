@@ -20,6 +20,15 @@ inline ir::Expr applyOp(const BinaryOp& op, ir::Expr a, ir::Expr b) {
     case BinaryOpKind::Mul: return ir::mul(std::move(a), std::move(b));
     case BinaryOpKind::Min: return ir::binary(ir::ExprOp::Min, std::move(a), std::move(b));
     case BinaryOpKind::Max: return ir::binary(ir::ExprOp::Max, std::move(a), std::move(b));
+    case BinaryOpKind::Or: return ir::reduceExpr(ir::ReduceOp::Or, std::move(a), std::move(b));
+    case BinaryOpKind::And: return ir::reduceExpr(ir::ReduceOp::And, std::move(a), std::move(b));
+    case BinaryOpKind::Any: return ir::reduceExpr(ir::ReduceOp::Any, std::move(a), std::move(b));
+    case BinaryOpKind::Pair: {
+      ir::Type t = a->type;
+      return t.elem == Datatype::Float32 || t.elem == Datatype::Float64 ? ir::floatImm(1, t) : ir::intImm(1, t);
+    }
+    case BinaryOpKind::First: return a;
+    case BinaryOpKind::Second: return b;
   }
   throw InternalError("unknown semiring operator");
 }
@@ -30,7 +39,10 @@ inline ir::ReduceOp reduceOpOf(const Semiring& s) {
     case BinaryOpKind::Add: return ir::ReduceOp::Add;
     case BinaryOpKind::Min: return ir::ReduceOp::Min;
     case BinaryOpKind::Max: return ir::ReduceOp::Max;
-    case BinaryOpKind::Mul: break;
+    case BinaryOpKind::Or: return ir::ReduceOp::Or;
+    case BinaryOpKind::And: return ir::ReduceOp::And;
+    case BinaryOpKind::Any: return ir::ReduceOp::Any;
+    default: break;
   }
   throw InternalError("semiring " + s.name + ": no reduction for its add");
 }

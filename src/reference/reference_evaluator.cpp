@@ -73,6 +73,12 @@ class Evaluator {
       case BinaryOpKind::Mul: return Ops::mul(a, b);
       case BinaryOpKind::Min: return b < a ? b : a;
       case BinaryOpKind::Max: return b > a ? b : a;
+      case BinaryOpKind::Or: return (a != T(0) || b != T(0)) ? T(1) : T(0);
+      case BinaryOpKind::And: return (a != T(0) && b != T(0)) ? T(1) : T(0);
+      case BinaryOpKind::Pair: return T(1);
+      case BinaryOpKind::First: return a;
+      case BinaryOpKind::Second: return b;
+      case BinaryOpKind::Any: return b != T(0) ? b : a;
     }
     throw InternalError("reference: bad semiring operator");
   }
