@@ -667,10 +667,11 @@ TensorBase readBinary(const std::string& path, const std::string& name) {
   fillShape(L, o.raw);
   auto copy = [&](const ArrayDesc& a) -> void* {
     size_t bytes = static_cast<size_t>(a.bytes());
+    io_detail::requireMemory(static_cast<long double>(bytes), path + ": the " + levelName(a));
     void* p = allocArray(bytes);  // big ones on huge pages: the copy faults per 2 MiB
     if (!p)
-      throw UserError(path + ": cannot allocate " + std::to_string(bytes) + " bytes for the " +
-                      levelName(a));
+      throw OutOfMemoryError(path + ": cannot allocate " + std::to_string(bytes) + " bytes for the " +
+                             levelName(a));
     if (bytes) std::memcpy(p, base + a.offset, bytes);
     return p;
   };

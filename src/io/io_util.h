@@ -157,10 +157,17 @@ class AtomicFileWriter {
   int64_t flushed_ = 0;
 };
 
-/// The most memory a reader may plan to allocate for a file's declared contents: the
-/// environment variable TESSEL_MAX_MEMORY (bytes, with an optional K/M/G/T suffix) if set
-/// and valid, else the machine's physical memory (sysconf).
+/// The most memory one allocation (or a reader's plan for a file's declared contents)
+/// whose size comes from input may take: the environment variable TESSEL_MAX_MEMORY
+/// (bytes, with an optional K/M/G/T suffix) if set and valid, else three quarters of the
+/// least of physical memory, the cgroup limit and the RLIMIT_AS/RLIMIT_DATA ulimits.
 int64_t memoryLimit();
+/// Empty when `bytes` fits memoryLimit(), else "N GB, more than the M GB memory limit
+/// (TESSEL_MAX_MEMORY overrides it)" for a message.
+std::string memoryExcess(long double bytes);
+/// The one check before allocating from an input's sizes: throws MemoryLimitError
+/// "<what> needs <memoryExcess>" when `bytes` is over the limit.
+void requireMemory(long double bytes, const std::string& what);
 /// "1.5 GB" style size for messages.
 std::string humanBytes(double bytes);
 

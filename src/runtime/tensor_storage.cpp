@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "format/level_format.h"
+#include "io/io_util.h"
 #include "runtime/array_alloc.h"
 #include "runtime/entry_sort.h"
 #include "runtime/index_arrays.h"
@@ -271,6 +272,11 @@ tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
           throw OverflowError("tensor " + name + ": dense level " + std::to_string(k) +
                               " has " + std::to_string(P) + " x " + std::to_string(N) +
                               " positions, which overflows 64-bit integers");
+        // Sizes from input: every position of a dense level is stored (and while packing
+        // holds an 8-byte group bound), so check before the first allocation.
+        io_detail::requireMemory(static_cast<long double>(P2) * (datatypeSize(t.type) + (empty ? 0 : 8)),
+                                 "tensor " + name + ": dense level " + std::to_string(k) + " of " +
+                                     std::to_string(P2) + " positions");
         if (!empty) {
           TESSEL_CHECK(!bnd.identity, "pack: dense level below a non-unique level");
           nb.assign(static_cast<size_t>(P2) + 1, 0);
