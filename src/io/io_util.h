@@ -15,9 +15,15 @@ namespace tessel::io_detail {
 /// "path:line" for error messages.
 std::string where(const std::string& path, int64_t line);
 
+/// Opens `path` for reading and returns the descriptor, with the file's size in `size`.
+/// Anything but a regular file (a FIFO, device, socket, directory) is refused with a
+/// FileError before it can block: the open is non-blocking, and fstat decides.
+int openRegularFile(const std::string& path, int64_t& size);
+
 /// Reads a file in large blocks and hands out one line at a time (without the newline or
-/// a trailing '\r'). Files ending in ".gz" are decompressed when built with zlib.
-/// Throws FileError (with strerror) if the file cannot be opened or read.
+/// a trailing '\r'). Files ending in ".gz" are decompressed when built with zlib, and
+/// must be complete: a truncated stream or one without its trailer (CRC and length) is a
+/// FileError. Throws FileError (with strerror) if the file cannot be opened or read.
 class LineReader {
  public:
   explicit LineReader(const std::string& path);

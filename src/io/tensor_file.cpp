@@ -42,17 +42,34 @@ bool endsWith(const std::string& s, std::string_view suffix) {
 }
 }  // namespace
 
-LineReader::LineReader(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw FileError(path, std::string("cannot open: ") + std::strerror(errno));
+int openRegularFile(const std::string& path, int64_t& size) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw FileError(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st;
-  if (::fstat(fd_, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) {
-      ::close(fd_);
-      throw FileError(path, std::string("cannot read: ") + std::strerror(EISDIR));
-    }
-    if (S_ISREG(st.st_mode)) fileSize_ = static_cast<int64_t>(st.st_size);
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw FileError(path, std::string("cannot stat: ") + std::strerror(err));
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* what = S_ISDIR(st.st_mode)    ? "it is a directory"
+                       : S_ISFIFO(st.st_mode) ? "it is a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "it is a character device"
+                       : S_ISBLK(st.st_mode)  ? "it is a block device"
+                       : S_ISSOCK(st.st_mode) ? "it is a socket"
+                                              : "it is not a regular file";
+    throw FileError(path, std::string("cannot read: ") + what + " (tessel reads regular files only)");
+  }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  size = static_cast<int64_t>(st.st_size);
+  return fd;
+}
+
+LineReader::LineReader(const std::string& path) : path_(path) {
+  fd_ = openRegularFile(path, fileSize_);
   if (endsWith(path, ".gz")) {
 #ifdef TESSEL_HAVE_ZLIB
     int dupFd = ::dup(fd_);
@@ -89,13 +106,19 @@ size_t LineReader::fill(char* dst, size_t n) {
   if (gz_) {
     unsigned chunk = static_cast<unsigned>(std::min<size_t>(n, 1u << 30));
     int r = ::gzread(static_cast<gzFile>(gz_), dst, chunk);
-    if (r < 0) {
-      int errnum = 0;
-      const char* msg = ::gzerror(static_cast<gzFile>(gz_), &errnum);
-      throw FileError(where(path_, line_ + 1),
-                      std::string("cannot decompress: ") + (msg ? msg : "zlib error"));
-    }
-    return static_cast<size_t>(r);
+    if (r > 0) return static_cast<size_t>(r);
+    // At the end, or failed. zlib hands out what it decompressed of a truncated stream
+    // and reports the missing rest only as Z_BUF_ERROR ("unexpected end of file"); a
+    // missing or wrong trailer is the same, or Z_DATA_ERROR. Anything but Z_OK is an
+    // incomplete input.
+    int errnum = Z_OK;
+    const char* msg = ::gzerror(static_cast<gzFile>(gz_), &errnum);
+    if (r == 0 && errnum == Z_OK) return 0;
+    if (errnum == Z_BUF_ERROR)
+      throw FileError(path_, "truncated gzip stream (ends before its end-of-stream trailer) after " +
+                                 std::to_string(read_) + " decompressed bytes");
+    throw FileError(where(path_, line_ + 1), std::string("cannot decompress: ") +
+                                                 (msg && *msg ? msg : "zlib error") + " (corrupt gzip stream)");
   }
 #endif
   for (;;) {
