@@ -122,10 +122,24 @@ bool looksLikeInteger(std::string_view tok);
 /// Case-insensitive ASCII equality.
 bool equalsIgnoreCase(std::string_view a, std::string_view b);
 
+/// Temporaries are named ".BASE" kTempMarker "PID.N.HEX" in the target's directory.
+inline constexpr const char* kTempMarker = ".tessel-tmp.";
+/// A temporary older than this whose process is gone is stale (sweepStaleTemporaries).
+inline constexpr long kStaleTempSeconds = 10 * 60;
+/// Registers a temporary to be unlinked when SIGINT, SIGTERM, SIGHUP or SIGXFSZ ends the
+/// process (handlers are installed, once, only for signals at their default action).
+/// Returns a slot for unregisterTemporary, or -1 when the fixed registry is full.
+int registerTemporary(const std::string& path);
+void unregisterTemporary(int slot);
+/// Removes stale temporaries (kTempMarker names, writer dead, older than
+/// kStaleTempSeconds) in `dir` ("" or ending in '/'); once per directory per process.
+void sweepStaleTemporaries(const std::string& dir);
+
 /// Output file that appears under its final name only when complete: data goes to a
-/// uniquely named temporary in the same directory, which commit() renames over the
-/// target. Destroying an uncommitted writer removes the temporary. Every write and the
-/// close are checked; failures throw FileError.
+/// uniquely named temporary in the same directory, which commit() flushes to disk
+/// (fsync) and renames over the target, then syncs the directory. Destroying an
+/// uncommitted writer, or a terminating signal, removes the temporary. Every write and
+/// the close are checked; failures throw FileError.
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(const std::string& path);
@@ -157,8 +171,10 @@ class AtomicFileWriter {
   }
   void flush();
   [[noreturn]] void fail(const std::string& what, int err);
-  std::string path_, tmp_;
+  void removeTemporary();
+  std::string path_, dir_, tmp_;
   int fd_ = -1;
+  int slot_ = -1;  // registerTemporary
   std::string buf_;
   int64_t flushed_ = 0;
 };
