@@ -272,13 +272,13 @@ tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
           throw OverflowError("tensor " + name + ": dense level " + std::to_string(k) +
                               " has " + std::to_string(P) + " x " + std::to_string(N) +
                               " positions, which overflows 64-bit integers");
-        // Sizes from input: every position of a dense level is stored (and while packing
-        // holds an 8-byte group bound), so check before the first allocation.
-        io_detail::requireMemory(static_cast<long double>(P2) * (datatypeSize(t.type) + (empty ? 0 : 8)),
-                                 "tensor " + name + ": dense level " + std::to_string(k) + " of " +
-                                     std::to_string(P2) + " positions");
         if (!empty) {
           TESSEL_CHECK(!bnd.identity, "pack: dense level below a non-unique level");
+          // Sizes from input: each position holds an 8-byte group bound while packing
+          // (the arrays themselves go through allocElements' check).
+          io_detail::requireMemory(static_cast<long double>(P2) * 8,
+                                   "tensor " + name + ": dense level " + std::to_string(k) + " of " +
+                                       std::to_string(P2) + " positions");
           nb.assign(static_cast<size_t>(P2) + 1, 0);
           for (int64_t p = 0; p < P; p++) {
             int64_t idx = bnd.b[p], e = bnd.b[p + 1];
