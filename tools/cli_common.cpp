@@ -7,6 +7,8 @@
 #include <filesystem>
 #include <iostream>
 #include <limits>
+#include <new>
+#include <system_error>
 
 namespace tessel::cli {
 
@@ -20,12 +22,13 @@ std::pair<std::string, std::string> splitNamed(const std::string& arg, const cha
   return {arg.substr(0, colon), arg.substr(colon + 1)};
 }
 
-/// Turn any message into one line.
+/// Turn any message into one line, other unprintable bytes escaped (\xNN): a message
+/// may quote an input file or argument, which must not reach the terminal raw.
 std::string oneLine(const std::string& s) {
   std::string out;
   for (char c : s) out += (c == '\n' || c == '\r') ? ' ' : c;
   while (!out.empty() && out.back() == ' ') out.pop_back();
-  return out;
+  return escapeBytes(out);
 }
 
 /// One-line message for a UserError. A ParseError's message may carry the source text
@@ -70,6 +73,8 @@ double millis(std::chrono::steady_clock::duration d) {
 }
 
 int runGuarded(const std::function<int()>& action) {
+  // Exit codes: 2 the input or usage was wrong, 3 the environment failed (out of memory,
+  // no compiler, unusable cache, no threads), 1 a bug. A message is always one line.
   try {
     return action();
   } catch (const UsageError& e) {
@@ -78,8 +83,22 @@ int runGuarded(const std::function<int()>& action) {
   } catch (const UserError& e) {
     std::fprintf(stderr, "tessel: error: %s\n", userMessage(e).c_str());
     return 2;
+  } catch (const OutOfMemoryError& e) {
+    std::fprintf(stderr, "tessel: out of memory: %s\n", oneLine(e.what()).c_str());
+    return 3;
+  } catch (const std::bad_alloc&) {
+    std::fprintf(stderr, "tessel: out of memory (set TESSEL_MAX_MEMORY lower to be told "
+                         "before allocating)\n");
+    return 3;
+  } catch (const EnvironmentError& e) {
+    std::fprintf(stderr, "tessel: environment error: %s\n", oneLine(e.what()).c_str());
+    return 3;
+  } catch (const std::system_error& e) {
+    // Threads or processes refused, a file system call failing: the system, not tessel.
+    std::fprintf(stderr, "tessel: environment error: %s\n", oneLine(e.what()).c_str());
+    return 3;
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "tessel: internal error: %s\n", e.what());
+    std::fprintf(stderr, "tessel: internal error: %s\n", oneLine(e.what()).c_str());
     return 1;
   }
 }

@@ -1,6 +1,6 @@
 // Shared plumbing of the `tessel` tool's subcommands: usage errors, one-line
 // messages, default formats, and the exit-code contract (0 ok, 2 bad usage or input,
-// 1 other failure).
+// 3 the environment failed, 1 a bug).
 #pragma once
 
 #include <chrono>

@@ -1,7 +1,8 @@
 // The `tessel` command-line tool: one subcommand per file (cmd_*.cpp).
 //
 // Exit codes: 0 success; 2 bad usage or bad input (any tessel::UserError), with a
-// one-line "tessel: error: ..." on stderr; 1 any other failure.
+// one-line "tessel: error: ..." on stderr; 3 the environment failed (EnvironmentError:
+// out of memory, no C compiler, unusable cache, threads refused); 1 a bug.
 #include <cstdio>
 
 #include "cli_common.h"

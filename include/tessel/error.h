@@ -1,8 +1,8 @@
 // Typed exceptions: every user-facing failure in tessel is one of these.
 //
 // UserError and its subclasses mean "the input was wrong" (the tool exits 2);
-// anything else (CompileError, InternalError) means tessel or the system failed
-// (the tool exits 1).
+// EnvironmentError and its subclasses (CompileError, OutOfMemoryError) mean the system
+// tessel runs on failed it (exit 3); InternalError and anything else is a bug (exit 1).
 #pragma once
 
 #include <cstdint>
@@ -62,15 +62,27 @@ class OverflowError : public UserError {
   explicit OverflowError(const std::string& msg) : UserError(msg) {}
 };
 
+/// `s` with bytes that cannot be shown safely (control bytes, invalid UTF-8) as \xNN,
+/// so that bytes from an input file never reach a terminal raw.
+std::string escapeBytes(const std::string& s);
+
 /// A file could not be read or is malformed. `where` is "file:line" or "file:byte N".
+/// The message is escaped (escapeBytes): it may quote the file's bytes.
 class FileError : public UserError {
  public:
   FileError(const std::string& where, const std::string& msg)
-      : UserError(where + ": " + msg), where_(where) {}
+      : UserError(escapeBytes(where + ": " + msg)), where_(where) {}
   const std::string& where() const { return where_; }
 
  private:
   std::string where_;
+};
+
+/// What the input asks for needs more memory than the limit (TESSEL_MAX_MEMORY, default
+/// a fraction of physical memory); raised before allocating.
+class MemoryLimitError : public UserError {
+ public:
+  explicit MemoryLimitError(const std::string& msg) : UserError(msg) {}
 };
 
 /// A schedule command is invalid (named command and reason).
@@ -85,10 +97,23 @@ class DistributionError : public UserError {
   explicit DistributionError(const std::string& msg) : UserError(msg) {}
 };
 
-/// The system C compiler failed or a compiled object could not be loaded.
-class CompileError : public Error {
+/// The environment failed tessel: no usable C compiler or cache directory, a thread or
+/// process that could not be created, memory that ran out below the limit.
+class EnvironmentError : public Error {
  public:
-  explicit CompileError(const std::string& msg) : Error(msg) {}
+  explicit EnvironmentError(const std::string& msg) : Error(msg) {}
+};
+
+/// An allocation within the memory limit failed (the system ran out).
+class OutOfMemoryError : public EnvironmentError {
+ public:
+  explicit OutOfMemoryError(const std::string& msg) : EnvironmentError(msg) {}
+};
+
+/// The system C compiler failed or a compiled object could not be loaded.
+class CompileError : public EnvironmentError {
+ public:
+  explicit CompileError(const std::string& msg) : EnvironmentError(msg) {}
 };
 
 /// A broken internal invariant (a bug in tessel). Checked in release builds too.

@@ -25,7 +25,8 @@ struct FileContents {
 /// symmetric or skew-symmetric (expanded to both triangles). Complex is rejected, as are
 /// "array pattern" and "pattern skew-symmetric".
 /// Sizes are checked before anything is allocated: a size line whose entries would need
-/// more memory than the machine has (or TESSEL_MAX_MEMORY bytes, K/M/G suffixes allowed),
+/// more memory than the limit (TESSEL_MAX_MEMORY bytes, K/M/G suffixes allowed; default
+/// three quarters of physical memory, or of a lower cgroup or ulimit),
 /// or more entries than the file's size could hold, is a FileError naming that line.
 /// Long reads and writes show a progress line on stderr when it is a terminal (see
 /// TESSEL_PROGRESS in the README).

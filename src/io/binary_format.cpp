@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "format/level_format.h"
+#include "io/file_bytes.h"
 #include "io/io_util.h"
 #include "runtime/array_alloc.h"
 #include "tessel/error.h"
@@ -399,54 +400,38 @@ void validateArrays(const std::string& path, const Layout& L, const tessel_tenso
 
 // ---- file handles ---------------------------------------------------------------------
 
-struct Fd {
-  int fd = -1;
-  ~Fd() {
-    if (fd >= 0) ::close(fd);
-  }
-};
-
-struct Mapping {
-  void* base = nullptr;
-  size_t size = 0;
-  ~Mapping() {
-    if (base) ::munmap(base, size);
-  }
-};
-
-/// Opens, sizes, reads and validates the header, and maps the whole file read-only.
-std::shared_ptr<Mapping> openAndMap(const std::string& path, Layout& L, bool populate) {
-  Fd f;
-  f.fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (f.fd < 0) throw FileError(path, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st;
-  if (::fstat(f.fd, &st) != 0) throw FileError(path, std::string("cannot stat: ") + std::strerror(errno));
-  if (S_ISDIR(st.st_mode)) throw FileError(path, std::string("cannot read: ") + std::strerror(EISDIR));
-  if (!S_ISREG(st.st_mode)) throw FileError(path, "not a regular file");
-  const int64_t size = static_cast<int64_t>(st.st_size);
+/// Opens (regular files only), reads and validates the header, and loads the whole file:
+/// copied when `copy` and small, else mapped read-only with a fault guard (file_bytes.h).
+std::shared_ptr<io_detail::FileBytes> openAndLoad(const std::string& path, Layout& L, bool populate,
+                                                  bool copy) {
+  int64_t size = 0;
+  const int fd = io_detail::openRegularFile(path, size);
   unsigned char h[kHeaderSize];
   std::memset(h, 0, sizeof h);
   int64_t got = 0;
   while (got < std::min<int64_t>(size, kHeaderSize)) {
-    ssize_t r = ::pread(f.fd, h + got, static_cast<size_t>(std::min<int64_t>(size, kHeaderSize) - got), got);
+    ssize_t r = ::pread(fd, h + got, static_cast<size_t>(std::min<int64_t>(size, kHeaderSize) - got), got);
     if (r < 0 && errno == EINTR) continue;
-    if (r < 0) throw FileError(path, std::string("cannot read: ") + std::strerror(errno));
+    if (r < 0) {
+      int err = errno;
+      ::close(fd);
+      throw FileError(path, std::string("cannot read: ") + std::strerror(err));
+    }
     if (r == 0) break;
     got += r;
   }
-  if (got >= 8 && std::memcmp(h, kMagic, 8) != 0)
-    fail(path, 0, "not a tessel binary tensor file (bad magic; expected \"TESSELTB\")");
-  if (got < kHeaderSize)
-    fail(path, got, "truncated: needs " + std::to_string(kHeaderSize) + " bytes, file has " +
-                        std::to_string(size));
-  L = decodeHeader(path, h, size);
-  auto m = std::make_shared<Mapping>();
-  void* p = ::mmap(nullptr, static_cast<size_t>(size), PROT_READ,
-                   MAP_PRIVATE | (populate ? MAP_POPULATE : 0), f.fd, 0);
-  if (p == MAP_FAILED) throw FileError(path, std::string("cannot map: ") + std::strerror(errno));
-  m->base = p;
-  m->size = static_cast<size_t>(size);
-  return m;
+  try {
+    if (got >= 8 && std::memcmp(h, kMagic, 8) != 0)
+      fail(path, 0, "not a tessel binary tensor file (bad magic; expected \"TESSELTB\")");
+    if (got < kHeaderSize)
+      fail(path, got, "truncated: needs " + std::to_string(kHeaderSize) + " bytes, file has " +
+                          std::to_string(size));
+    L = decodeHeader(path, h, size);
+  } catch (...) {
+    ::close(fd);
+    throw;
+  }
+  return io_detail::FileBytes::load(path, fd, size, copy, populate);  // owns fd from here
 }
 
 /// Padding between and after the arrays must be zero (it is not covered by the checksum).
@@ -655,10 +640,10 @@ void writeBinary(const std::string& path, const TensorBase& t) {
 
 TensorBase readBinary(const std::string& path, const std::string& name) {
   Layout L;
-  std::shared_ptr<Mapping> m = openAndMap(path, L, true);
-  const auto* base = static_cast<const unsigned char*>(m->base);
+  auto m = openAndLoad(path, L, true, false);  // copied out below: no snapshot needed
+  const unsigned char* base = m->data();
 #ifdef MADV_SEQUENTIAL
-  ::madvise(m->base, m->size, MADV_SEQUENTIAL);
+  if (m->mapped()) ::madvise(const_cast<unsigned char*>(base), m->size(), MADV_SEQUENTIAL);
 #endif
   verifyPayload(path, L, base);
   checkPadding(path, L, base);
@@ -667,10 +652,11 @@ TensorBase readBinary(const std::string& path, const std::string& name) {
   fillShape(L, o.raw);
   auto copy = [&](const ArrayDesc& a) -> void* {
     size_t bytes = static_cast<size_t>(a.bytes());
+    io_detail::requireMemory(static_cast<long double>(bytes), path + ": the " + levelName(a));
     void* p = allocArray(bytes);  // big ones on huge pages: the copy faults per 2 MiB
     if (!p)
-      throw UserError(path + ": cannot allocate " + std::to_string(bytes) + " bytes for the " +
-                      levelName(a));
+      throw OutOfMemoryError(path + ": cannot allocate " + std::to_string(bytes) + " bytes for the " +
+                             levelName(a));
     if (bytes) std::memcpy(p, base + a.offset, bytes);
     return p;
   };
@@ -679,6 +665,7 @@ TensorBase readBinary(const std::string& path, const std::string& name) {
     if (L.crd[k].elemBytes) o.raw.crd[k] = copy(L.crd[k]);
   }
   o.raw.vals = copy(L.vals);
+  m->checkIntact();
   validateArrays(path, L, o.raw);
   t.impl()->storage.release();
   t.impl()->storage.raw = o.raw;
@@ -689,8 +676,8 @@ TensorBase readBinary(const std::string& path, const std::string& name) {
 
 TensorBase mapBinary(const std::string& path, const std::string& name, bool verify) {
   Layout L;
-  std::shared_ptr<Mapping> m = openAndMap(path, L, verify);
-  auto* base = static_cast<unsigned char*>(m->base);
+  auto m = openAndLoad(path, L, verify, true);
+  auto* base = const_cast<unsigned char*>(m->data());
   if (verify) verifyPayload(path, L, base);
   checkPadding(path, L, base);
   TensorBase t = makeTensor(path, defaultName(path, name), L);
@@ -702,6 +689,7 @@ TensorBase mapBinary(const std::string& path, const std::string& name, bool veri
   }
   raw.vals = base + L.vals.offset;
   validateArrays(path, L, raw);
+  m->checkIntact();  // faults while validating surface here; later ones end the process
   Storage& s = t.impl()->storage;
   s.release();
   s.raw = raw;

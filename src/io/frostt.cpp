@@ -32,7 +32,7 @@ namespace {
 std::string quoted(std::string_view s) {
   constexpr size_t kMax = 40;
   std::string out = "'";
-  out.append(s.substr(0, kMax));
+  out.append(escapeBytes(std::string(s.substr(0, kMax))));  // file bytes: never raw to a terminal
   if (s.size() > kMax) out += "...";
   return out + "'";
 }

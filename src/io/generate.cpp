@@ -8,6 +8,7 @@
 #include <cstring>
 #include <unordered_set>
 
+#include "io/io_util.h"
 #include "tessel/error.h"
 
 namespace tessel {
@@ -40,7 +41,7 @@ long double spaceOf(const std::vector<int64_t>& dims) {
 }
 
 /// Throws before allocating when `nnz` entries of this order (plus `perEntryExtra` bytes
-/// of scratch each) would need more than kGenerateMaxBytes.
+/// of scratch each) would need more than kGenerateMaxBytes or the memory limit.
 void checkMemory(const char* kind, long double nnz, size_t order, long double perEntryExtra = 0) {
   long double bytes = nnz * (8.0L * static_cast<long double>(order) + 8.0L + perEntryExtra);
   if (bytes > static_cast<long double>(kGenerateMaxBytes)) {
@@ -51,6 +52,7 @@ void checkMemory(const char* kind, long double nnz, size_t order, long double pe
                         std::to_string(static_cast<int64_t>(bytes / (1 << 20))) +
                         " MiB, more than the 8 GiB limit");
   }
+  io_detail::requireMemory(bytes, std::string("generator ") + kind);
 }
 
 /// Entries given as sorted row-major linear indices (space < 2^63) into a CooData, with
@@ -371,6 +373,7 @@ CooData generateSkewedTensor(const std::vector<int64_t>& dims, int64_t nnz, doub
     throw GenerateError("generator skewed: would need about " +
                         std::to_string(static_cast<int64_t>(bytes / (1 << 20))) +
                         " MiB, more than the 8 GiB limit");
+  io_detail::requireMemory(bytes, "generator skewed");
   SplitMix r{seed};
   std::vector<ZipfSampler> samplers;
   for (auto d : dims) samplers.emplace_back(std::max<int64_t>(d, 1), skew, r);

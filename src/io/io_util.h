@@ -15,9 +15,15 @@ namespace tessel::io_detail {
 /// "path:line" for error messages.
 std::string where(const std::string& path, int64_t line);
 
+/// Opens `path` for reading and returns the descriptor, with the file's size in `size`.
+/// Anything but a regular file (a FIFO, device, socket, directory) is refused with a
+/// FileError before it can block: the open is non-blocking, and fstat decides.
+int openRegularFile(const std::string& path, int64_t& size);
+
 /// Reads a file in large blocks and hands out one line at a time (without the newline or
-/// a trailing '\r'). Files ending in ".gz" are decompressed when built with zlib.
-/// Throws FileError (with strerror) if the file cannot be opened or read.
+/// a trailing '\r'). Files ending in ".gz" are decompressed when built with zlib, and
+/// must be complete: a truncated stream or one without its trailer (CRC and length) is a
+/// FileError. Throws FileError (with strerror) if the file cannot be opened or read.
 class LineReader {
  public:
   explicit LineReader(const std::string& path);
@@ -116,10 +122,24 @@ bool looksLikeInteger(std::string_view tok);
 /// Case-insensitive ASCII equality.
 bool equalsIgnoreCase(std::string_view a, std::string_view b);
 
+/// Temporaries are named ".BASE" kTempMarker "PID.N.HEX" in the target's directory.
+inline constexpr const char* kTempMarker = ".tessel-tmp.";
+/// A temporary older than this whose process is gone is stale (sweepStaleTemporaries).
+inline constexpr long kStaleTempSeconds = 10 * 60;
+/// Registers a temporary to be unlinked when SIGINT, SIGTERM, SIGHUP or SIGXFSZ ends the
+/// process (handlers are installed, once, only for signals at their default action).
+/// Returns a slot for unregisterTemporary, or -1 when the fixed registry is full.
+int registerTemporary(const std::string& path);
+void unregisterTemporary(int slot);
+/// Removes stale temporaries (kTempMarker names, writer dead, older than
+/// kStaleTempSeconds) in `dir` ("" or ending in '/'); once per directory per process.
+void sweepStaleTemporaries(const std::string& dir);
+
 /// Output file that appears under its final name only when complete: data goes to a
-/// uniquely named temporary in the same directory, which commit() renames over the
-/// target. Destroying an uncommitted writer removes the temporary. Every write and the
-/// close are checked; failures throw FileError.
+/// uniquely named temporary in the same directory, which commit() flushes to disk
+/// (fsync) and renames over the target, then syncs the directory. Destroying an
+/// uncommitted writer, or a terminating signal, removes the temporary. Every write and
+/// the close are checked; failures throw FileError.
 class AtomicFileWriter {
  public:
   explicit AtomicFileWriter(const std::string& path);
@@ -151,16 +171,25 @@ class AtomicFileWriter {
   }
   void flush();
   [[noreturn]] void fail(const std::string& what, int err);
-  std::string path_, tmp_;
+  void removeTemporary();
+  std::string path_, dir_, tmp_;
   int fd_ = -1;
+  int slot_ = -1;  // registerTemporary
   std::string buf_;
   int64_t flushed_ = 0;
 };
 
-/// The most memory a reader may plan to allocate for a file's declared contents: the
-/// environment variable TESSEL_MAX_MEMORY (bytes, with an optional K/M/G/T suffix) if set
-/// and valid, else the machine's physical memory (sysconf).
+/// The most memory one allocation (or a reader's plan for a file's declared contents)
+/// whose size comes from input may take: the environment variable TESSEL_MAX_MEMORY
+/// (bytes, with an optional K/M/G/T suffix) if set and valid, else three quarters of the
+/// least of physical memory, the cgroup limit and the RLIMIT_AS/RLIMIT_DATA ulimits.
 int64_t memoryLimit();
+/// Empty when `bytes` fits memoryLimit(), else "N GB, more than the M GB memory limit
+/// (TESSEL_MAX_MEMORY overrides it)" for a message.
+std::string memoryExcess(long double bytes);
+/// The one check before allocating from an input's sizes: throws MemoryLimitError
+/// "<what> needs <memoryExcess>" when `bytes` is over the limit.
+void requireMemory(long double bytes, const std::string& what);
 /// "1.5 GB" style size for messages.
 std::string humanBytes(double bytes);
 

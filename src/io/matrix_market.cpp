@@ -34,7 +34,7 @@ enum class Symmetry { General, Symmetric, Skew };
 std::string quoted(std::string_view s) {
   constexpr size_t kMax = 40;
   std::string out = "'";
-  out.append(s.substr(0, kMax));
+  out.append(escapeBytes(std::string(s.substr(0, kMax))));  // file bytes: never raw to a terminal
   if (s.size() > kMax) out += "...";
   return out + "'";
 }
@@ -197,14 +197,10 @@ FileContents readMtx(const std::string& path) {
   // symmetric entry off the diagonal is mirrored).
   {
     const int64_t perEntry = (sym == Symmetry::General ? 1 : 2) * 24;
-    const double need = static_cast<double>(expected) * perEntry;
-    const int64_t limit = memoryLimit();
-    if (need > static_cast<double>(limit))
+    const std::string excess = memoryExcess(static_cast<long double>(expected) * perEntry);
+    if (!excess.empty())
       throw FileError(where(path, sizeLine),
-                      "the size line declares " + std::to_string(expected) + " entries (" +
-                          humanBytes(need) + " in memory), more than the " +
-                          humanBytes(static_cast<double>(limit)) +
-                          " available (TESSEL_MAX_MEMORY overrides the limit)");
+                      "the size line declares " + std::to_string(expected) + " entries (" + excess + ")");
   }
   // A stored entry needs at least "i j\n" (4 bytes) in coordinate files, "v\n" (2 bytes)
   // in array files; the last line may lack its newline.

@@ -42,17 +42,34 @@ bool endsWith(const std::string& s, std::string_view suffix) {
 }
 }  // namespace
 
-LineReader::LineReader(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ < 0) throw FileError(path, std::string("cannot open: ") + std::strerror(errno));
+int openRegularFile(const std::string& path, int64_t& size) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw FileError(path, std::string("cannot open: ") + std::strerror(errno));
   struct stat st;
-  if (::fstat(fd_, &st) == 0) {
-    if (S_ISDIR(st.st_mode)) {
-      ::close(fd_);
-      throw FileError(path, std::string("cannot read: ") + std::strerror(EISDIR));
-    }
-    if (S_ISREG(st.st_mode)) fileSize_ = static_cast<int64_t>(st.st_size);
+  if (::fstat(fd, &st) != 0) {
+    int err = errno;
+    ::close(fd);
+    throw FileError(path, std::string("cannot stat: ") + std::strerror(err));
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    const char* what = S_ISDIR(st.st_mode)    ? "it is a directory"
+                       : S_ISFIFO(st.st_mode) ? "it is a FIFO (named pipe)"
+                       : S_ISCHR(st.st_mode)  ? "it is a character device"
+                       : S_ISBLK(st.st_mode)  ? "it is a block device"
+                       : S_ISSOCK(st.st_mode) ? "it is a socket"
+                                              : "it is not a regular file";
+    throw FileError(path, std::string("cannot read: ") + what + " (tessel reads regular files only)");
+  }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  size = static_cast<int64_t>(st.st_size);
+  return fd;
+}
+
+LineReader::LineReader(const std::string& path) : path_(path) {
+  fd_ = openRegularFile(path, fileSize_);
   if (endsWith(path, ".gz")) {
 #ifdef TESSEL_HAVE_ZLIB
     int dupFd = ::dup(fd_);
@@ -89,13 +106,19 @@ size_t LineReader::fill(char* dst, size_t n) {
   if (gz_) {
     unsigned chunk = static_cast<unsigned>(std::min<size_t>(n, 1u << 30));
     int r = ::gzread(static_cast<gzFile>(gz_), dst, chunk);
-    if (r < 0) {
-      int errnum = 0;
-      const char* msg = ::gzerror(static_cast<gzFile>(gz_), &errnum);
-      throw FileError(where(path_, line_ + 1),
-                      std::string("cannot decompress: ") + (msg ? msg : "zlib error"));
-    }
-    return static_cast<size_t>(r);
+    if (r > 0) return static_cast<size_t>(r);
+    // At the end, or failed. zlib hands out what it decompressed of a truncated stream
+    // and reports the missing rest only as Z_BUF_ERROR ("unexpected end of file"); a
+    // missing or wrong trailer is the same, or Z_DATA_ERROR. Anything but Z_OK is an
+    // incomplete input.
+    int errnum = Z_OK;
+    const char* msg = ::gzerror(static_cast<gzFile>(gz_), &errnum);
+    if (r == 0 && errnum == Z_OK) return 0;
+    if (errnum == Z_BUF_ERROR)
+      throw FileError(path_, "truncated gzip stream (ends before its end-of-stream trailer) after " +
+                                 std::to_string(read_) + " decompressed bytes");
+    throw FileError(where(path_, line_ + 1), std::string("cannot decompress: ") +
+                                                 (msg && *msg ? msg : "zlib error") + " (corrupt gzip stream)");
   }
 #endif
   for (;;) {
@@ -223,9 +246,10 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
 
 AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
   size_t slash = path.rfind('/');
-  std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  dir_ = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   if (base.empty()) throw FileError(path, "not a file name");
+  sweepStaleTemporaries(dir_);
   static std::atomic<uint64_t> counter{0};
   thread_local std::mt19937_64 rng(std::random_device{}() ^
                                    static_cast<uint64_t>(
@@ -233,14 +257,18 @@ AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
   // Like mkstemp, but created with mode 0666 & ~umask, the mode a plain open() would give.
   for (int attempt = 0; attempt < 100; ++attempt) {
     char suffix[64];
-    std::snprintf(suffix, sizeof suffix, ".tmp.%ld.%llu.%08llx", static_cast<long>(::getpid()),
+    std::snprintf(suffix, sizeof suffix, "%ld.%llu.%08llx", static_cast<long>(::getpid()),
                   static_cast<unsigned long long>(counter.fetch_add(1)),
                   static_cast<unsigned long long>(rng() & 0xffffffffu));
-    tmp_ = dir + "." + base + suffix;
+    tmp_ = dir_ + "." + base + kTempMarker + suffix;
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd_ >= 0) break;
-    if (errno != EEXIST) {
-      int err = errno;
+    if (fd_ >= 0) {
+      // Registered once it is ours (a signal just before this leaves it to the sweep).
+      slot_ = registerTemporary(tmp_);
+      break;
+    }
+    int err = errno;
+    if (err != EEXIST) {
       tmp_.clear();
       throw FileError(path, std::string("cannot create file: ") + std::strerror(err));
     }
@@ -252,16 +280,22 @@ AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
   buf_.reserve(kFlushAt + 4096);
 }
 
+void AtomicFileWriter::removeTemporary() {
+  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  unregisterTemporary(slot_);
+  slot_ = -1;
+  tmp_.clear();
+}
+
 AtomicFileWriter::~AtomicFileWriter() {
   if (fd_ >= 0) ::close(fd_);
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
+  removeTemporary();
 }
 
 void AtomicFileWriter::fail(const std::string& what, int err) {
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
-  if (!tmp_.empty()) ::unlink(tmp_.c_str());
-  tmp_.clear();
+  removeTemporary();
   throw FileError(path_, what + ": " + std::strerror(err));
 }
 
@@ -296,21 +330,34 @@ void AtomicFileWriter::writeDouble(double v) {
 
 void AtomicFileWriter::commit() {
   flush();
+  // On disk before the rename: otherwise a crash can leave the new name on empty data.
+  // EINVAL: a file system without fsync (nothing to wait for).
+  if (::fsync(fd_) != 0 && errno != EINVAL) fail("cannot write", errno);
   int fd = fd_;
   fd_ = -1;
   if (::close(fd) != 0) {
     int err = errno;
-    ::unlink(tmp_.c_str());
-    tmp_.clear();
+    removeTemporary();
     throw FileError(path_, std::string("cannot write: ") + std::strerror(err));
   }
   if (::rename(tmp_.c_str(), path_.c_str()) != 0) {
     int err = errno;
-    ::unlink(tmp_.c_str());
-    tmp_.clear();
+    removeTemporary();
     throw FileError(path_, std::string("cannot replace file: ") + std::strerror(err));
   }
+  unregisterTemporary(slot_);
+  slot_ = -1;
   tmp_.clear();
+  // The rename itself is durable only once the directory is synced.
+  int dfd = ::open(dir_.empty() ? "." : dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd >= 0) {
+    if (::fsync(dfd) != 0 && errno != EINVAL && errno != EROFS && errno != EBADF) {
+      int err = errno;
+      ::close(dfd);
+      throw FileError(path_, std::string("cannot sync its directory: ") + std::strerror(err));
+    }
+    ::close(dfd);
+  }
 }
 
 }  // namespace io_detail

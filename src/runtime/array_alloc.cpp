@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "io/io_util.h"
 #include "tessel/error.h"
 
 namespace tessel {
@@ -30,10 +31,15 @@ void* allocElements(const std::string& tensor, int64_t count, size_t elemBytes, 
     throw OverflowError("tensor " + tensor + ": " + what + " of " + std::to_string(count) +
                         " elements of " + std::to_string(elemBytes) +
                         " bytes does not fit in memory (size overflows)");
+  // Sizes come from input (a file's header, -g sizes): refuse over the limit (exit 2)
+  // before asking the system, which may say yes and leave it to the OOM killer.
+  if (bytes > static_cast<size_t>(io_detail::memoryLimit()))
+    io_detail::requireMemory(static_cast<long double>(bytes),
+                             "tensor " + tensor + ": " + what + " of " + std::to_string(count) + " elements");
   void* p = allocArray(bytes);
   if (!p)
-    throw UserError("tensor " + tensor + ": cannot allocate " + std::to_string(bytes) +
-                    " bytes for " + what + " (" + std::to_string(count) + " elements)");
+    throw OutOfMemoryError("tensor " + tensor + ": cannot allocate " + std::to_string(bytes) +
+                           " bytes for " + what + " (" + std::to_string(count) + " elements)");
   if (zero) std::memset(p, 0, bytes);
   return p;
 }

@@ -17,7 +17,8 @@ void* allocArray(size_t bytes);
 
 /// `count` elements of `elemBytes` for `what` (an array of `tensor`), zeroed when `zero`
 /// (never NULL; freed with free()). Throws OverflowError when the size overflows,
-/// UserError when memory runs out.
+/// MemoryLimitError over the memory limit (io_detail::requireMemory), OutOfMemoryError
+/// when the system has no memory left.
 void* allocElements(const std::string& tensor, int64_t count, size_t elemBytes, const char* what, bool zero);
 
 /// Frees every array of `raw` (blocks, where arrays start inside them) and zeroes it.

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <iterator>
 #include <cstdlib>
 #include <mutex>
@@ -12,6 +13,7 @@
 
 #include <omp.h>
 
+#include "io/io_util.h"
 #include "runtime/bindings.h"
 #include "runtime/kernel_stages.h"
 #include "runtime/run_binding.h"
@@ -48,7 +50,7 @@ void check(int rc, const std::string& phase, const std::string& output) {
   if (rc == TESSEL_ERR_OVERFLOW)
     throw OverflowError(phase + " of " + output +
                         ": a size does not fit the output format's index width (use 64-bit positions)");
-  if (rc == TESSEL_ERR_NOMEM) throw Error(phase + " of " + output + ": out of memory");
+  if (rc == TESSEL_ERR_NOMEM) throw OutOfMemoryError(phase + " of " + output + ": out of memory");
   if (rc == TESSEL_ERR_BOUND)
     throw ScheduleError(phase + " of " + output + ": a bound() of the schedule does not hold for these tensors' sizes");
   throw InternalError(phase + " of " + output + " returned " + std::to_string(rc));
@@ -87,6 +89,27 @@ void keepAsSpare(TensorBase& output, TensorBase& snapshot) {
   output.impl()->storage.spare = std::move(spare);
 }
 
+/// The kernel allocates the output's leading dense levels (all its values when every
+/// level is dense, else the next level's pos array) at sizes taken from the inputs:
+/// check them against the memory limit before the generated code asks malloc.
+void requireOutputMemory(const TensorBase& t) {
+  const Format& f = t.format();
+  long double positions = 1;
+  int k = 0;
+  for (; k < t.order() && f.level(k) == LevelKind::Dense; k++)
+    positions *= static_cast<long double>(t.dims()[static_cast<size_t>(f.modeOfLevel(k))]);
+  if (k == 0) return;
+  const bool allDense = k == t.order();
+  const long double bytes = allDense ? positions * datatypeSize(t.datatype())
+                                     : (positions + 1) * (f.posWidth() == IndexWidth::W32 ? 4 : 8);
+  if (bytes <= static_cast<long double>(io_detail::memoryLimit())) return;  // no message to build
+  char count[32];
+  std::snprintf(count, sizeof count, "%.0Lf", positions);
+  io_detail::requireMemory(bytes, "output " + t.name() + ": " +
+                                      (allDense ? std::string("dense values") : "level " + std::to_string(k) + " pos array") +
+                                      " for " + count + " positions");
+}
+
 /// Binds `a`'s tensors to a compiled stage, assembles its output and computes it.
 RunTimes runStage(const Stage& stage, const Assignment& a, const StagePlanner& planner, const RunBindings& bindings) {
   BoundSlots bound = stage.slotPlans->bind(a, stage.args, planner, bindings);
@@ -99,6 +122,7 @@ RunTimes runStage(const Stage& stage, const Assignment& a, const StagePlanner& p
   if (output.impl()->storage.external)  // e.g. mapBinary(): read-only, not malloc'd
     throw UserError("tensor " + output.name() +
                     " is mapped read-only from a file and cannot be an output; convert() it first");
+  requireOutputMemory(output);
   std::optional<size_t> snapshotSlot;
   for (size_t s = 1; s < slots.size(); s++) {
     const KernelSlot& arg = slots[s];

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "format/level_format.h"
+#include "io/io_util.h"
 #include "runtime/array_alloc.h"
 #include "runtime/entry_sort.h"
 #include "runtime/index_arrays.h"
@@ -273,6 +274,11 @@ tessel_tensor_t buildStorage(const TensorImpl& t, const SortedEntries& s) {
                               " positions, which overflows 64-bit integers");
         if (!empty) {
           TESSEL_CHECK(!bnd.identity, "pack: dense level below a non-unique level");
+          // Sizes from input: each position holds an 8-byte group bound while packing
+          // (the arrays themselves go through allocElements' check).
+          io_detail::requireMemory(static_cast<long double>(P2) * 8,
+                                   "tensor " + name + ": dense level " + std::to_string(k) + " of " +
+                                       std::to_string(P2) + " positions");
           nb.assign(static_cast<size_t>(P2) + 1, 0);
           for (int64_t p = 0; p < P; p++) {
             int64_t idx = bnd.b[p], e = bnd.b[p + 1];
