@@ -255,3 +255,29 @@ TEST_F(CliRun, SemiringErrors) {
                        "pos(j,jp,A),split(jp,j0,j1,64),parallelize(j0,cpu_thread,atomics)"}),
                   {"parallelize(j0,cpu_thread,atomics)", "min_plus"});
 }
+
+TEST_F(CliRun, TypesFromTheCommandLine) {
+  // One step of reachability on a 4-cycle 1->2->3->4->1 over or_and on bool tensors:
+  // y(i) = OR_j A(i,j) AND x(j) with x = {1: true, 4: false (stored)}.
+  {
+    std::ofstream(dir_ / "ring.mtx") << "%%MatrixMarket matrix coordinate pattern general\n4 4 4\n1 2\n2 3\n3 4\n4 1\n";
+    std::ofstream(dir_ / "x.tns") << "1 1\n4 0\n";
+  }
+  std::string y = (dir_ / "y.tns").string();
+  Result r = run({"run", "y(i) = A(i,j) * x(j)", "-i", "A:" + (dir_ / "ring.mtx").string(), "-i",
+                  "x:" + (dir_ / "x.tns").string(), "-t", "A:bool", "-t", "x:bool", "-t", "y:bool", "-f", "A:ds",
+                  "-f", "x:s", "-f", "y:s", "--semiring", "or_and", "-o", "y:" + y, "--check"});
+  ASSERT_EQ(r.code, 0) << r.err;
+  std::ifstream in(y);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(text, "3 0\n4 1\n");  // y(4) = A(4,1) and x(1); y(3) reads the stored false x(4)
+  // Counting with plus_pair on int32.
+  Result c = run({"run", "y(i) = A(i,j) * x(j)", "-i", "A:" + (dir_ / "ring.mtx").string(), "-g", "x:dense:4",
+                  "-t", "A:int32", "-t", "x:int32", "-t", "y:int32", "--semiring", "plus_pair", "--check"});
+  EXPECT_EQ(c.code, 0) << c.err;
+  expectUserError(run({"emit", "y(i) = A(i,j) * x(j)", "-t", "A:complex"}), {"-t A:complex", "unknown type 'complex'"});
+  expectUserError(run({"emit", "y(i) = A(i,j) * x(j)", "-t", "Q:bool"}), {"-t names tensor 'Q'"});
+  expectUserError(run({"emit", "y(i) = A(i,j) * x(j)", "-t", "A:bool", "-t", "A:int32"}), {"-t given twice"});
+  EXPECT_NE(run({"emit", "y(i) = A(i,j) * x(j)", "-t", "A:float32", "-t", "y:float32"}).out.find("float"),
+            std::string::npos);
+}

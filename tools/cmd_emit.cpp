@@ -11,6 +11,7 @@ namespace {
 struct EmitOptions {
   std::string expr;
   std::vector<std::string> formats;
+  std::vector<std::string> types;
   std::string schedule;
   int threads = 1;
   bool passes = false;
@@ -28,6 +29,7 @@ void registerEmit(CLI::App& app, Action& action) {
   emit->add_option("-f,--format", opt->formats, "Format of a tensor (as for run)")
       ->type_name("NAME:LEVELS[:ORDER]")
       ->allow_extra_args(false);
+  emit->add_option("-t,--type", opt->types, kTypeHelp)->type_name("NAME:TYPE")->allow_extra_args(false);
   emit->add_option("-s,--schedule", opt->schedule, "Schedule commands (as for run)")->type_name("COMMANDS");
   emit->add_option("--threads", opt->threads, "Thread count whose default parallel schedule to use (as for run)")
       ->check(CLI::Range(1, 4096));
@@ -44,7 +46,7 @@ void registerEmit(CLI::App& app, Action& action) {
           if (!out.empty() && out.back() != '\n') out += '\n';
           std::fwrite(out.data(), 1, out.size(), stdout);
         };
-      std::string code = generatedCode(opt->expr, parseExpressionArgs(opt->expr, opt->formats), opt->schedule,
+      std::string code = generatedCode(opt->expr, parseExpressionArgs(opt->expr, opt->formats, opt->types), opt->schedule,
                                        opt->threads, print, semiringOption(opt->semiring));
       if (opt->passes) return 0;  // the C was the last pass
       std::fwrite(code.data(), 1, code.size(), stdout);

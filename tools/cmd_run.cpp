@@ -23,6 +23,7 @@ namespace {
 struct Options {
   std::string expr;
   std::vector<std::string> formats;     // NAME:LEVELS[:ORDER]
+  std::vector<std::string> types;       // NAME:TYPE
   std::vector<std::string> inputs;      // NAME:FILE
   std::vector<std::string> generated;   // NAME:KIND:ARGS
   std::string output;                   // NAME:FILE
@@ -110,7 +111,7 @@ std::map<std::string, TensorBase> loadInputs(const Options& opt, const Expressio
     if (coo.order() != u.order)
       throw DimensionError(origin + " holds a tensor of order " + std::to_string(coo.order()) + ", but " +
                            u.name + " has " + std::to_string(u.order) + " indices in the expression");
-    TensorBase t(u.name, Datatype::Float64, coo.dims, withFittingWidths(args.formatOf(u), coo.dims, coo.nnz()));
+    TensorBase t(u.name, args.typeOf(u), coo.dims, withFittingWidths(args.formatOf(u), coo.dims, coo.nnz()));
     t.setFromCoo(coo);
     tensors.emplace(u.name, t);
   }
@@ -179,7 +180,7 @@ void checkAgainstReference(const CooData& expected, const TensorBase& output, co
 
 int runCommand(const Options& opt) {
   Semiring semiring = semiringOption(opt.semiring);
-  ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats);
+  ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats, opt.types);
   Sources sources = parseSources(opt, args);
   std::optional<std::string> outPath = parseOutputPath(opt, args);
   if (opt.emitC) {
@@ -190,7 +191,7 @@ int runCommand(const Options& opt) {
   const TensorUse& out = args.output();
   std::map<std::string, TensorBase> tensors = loadInputs(opt, args, sources);
   std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, tensors);
-  TensorBase output(out.name, Datatype::Float64, outDims,
+  TensorBase output(out.name, args.typeOf(out), outDims,
                     withFittingWidths(args.formatOf(out), outDims, dimsProduct(outDims)));
   if (auto start = tensors.find(out.name); start != tensors.end()) {  // += from given values
     if (start->second.dims() != outDims) {
@@ -245,6 +246,7 @@ void registerRun(CLI::App& app, Action& action) {
                   "Default: inputs d then s for lower levels, output dense")
       ->type_name("NAME:LEVELS[:ORDER]")
       ->allow_extra_args(false);
+  run->add_option("-t,--type", opt->types, kTypeHelp)->type_name("NAME:TYPE")->allow_extra_args(false);
   run->add_option("-i,--input", opt->inputs,
                   "Input tensor file: .mtx, .tns (or gzip of either), or binary .tsb (mapped, keeps its format)")
       ->type_name("NAME:FILE")

@@ -15,7 +15,18 @@ Format ExpressionArgs::formatOf(const TensorUse& u) const {
   return it != formats.end() ? it->second : defaultFormat(u.order, u.isOutput);
 }
 
-ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<std::string>& formatArgs) {
+Datatype ExpressionArgs::typeOf(const TensorUse& u) const {
+  auto it = types.find(u.name);
+  return it != types.end() ? it->second : Datatype::Float64;
+}
+
+const char* const kTypeHelp =
+    "Element type of a tensor: bool, int32, int64, float32 (float) or float64 (double, the default). "
+    "Values read from files convert to it (nonzero is true for bool); the output's is the type the kernel "
+    "computes in when all operands agree";
+
+ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<std::string>& formatArgs,
+                                   const std::vector<std::string>& typeArgs) {
   ExpressionArgs a;
   a.uses = scanTensors(expr);
   for (const auto& u : a.uses) a.byName[u.name] = u;
@@ -28,6 +39,19 @@ ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<st
       throw FormatError("format '" + text + "' has " + std::to_string(f.order()) + " levels but tensor " +
                         name + " has order " + std::to_string(a.byName[name].order));
     a.formats.emplace(name, f);
+  }
+  for (const auto& arg : typeArgs) {
+    auto [name, text] = splitNamed(arg, "-t", "TYPE");
+    a.requireKnown(name, "-t");
+    if (a.types.count(name)) throw UsageError("-t given twice for tensor '" + name + "'");
+    static const std::map<std::string, Datatype> known = {
+        {"bool", Datatype::Bool},       {"int32", Datatype::Int32},     {"int64", Datatype::Int64},
+        {"float32", Datatype::Float32}, {"float", Datatype::Float32},   {"float64", Datatype::Float64},
+        {"double", Datatype::Float64}};
+    auto t = known.find(text);
+    if (t == known.end())
+      throw UsageError("-t " + arg + ": unknown type '" + text + "' (bool, int32, int64, float32, float64)");
+    a.types.emplace(name, t->second);
   }
   return a;
 }
@@ -77,7 +101,7 @@ std::string generatedCode(const std::string& expr, const ExpressionArgs& args, c
                           int threads, const PassObserver& afterEachPass, const Semiring& semiring) {
   std::map<std::string, TensorBase> tensors;
   for (const auto& u : args.uses)
-    tensors.emplace(u.name, TensorBase(u.name, Datatype::Float64, std::vector<int64_t>(u.order, 1),
+    tensors.emplace(u.name, TensorBase(u.name, args.typeOf(u), std::vector<int64_t>(u.order, 1),
                                        args.formatOf(u)));
   Assignment a = parseOver(expr, tensors, semiring);
   std::string code = Kernel::emitC(a, chooseSchedule(schedule, threads, a), afterEachPass);

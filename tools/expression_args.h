@@ -14,16 +14,22 @@ struct ExpressionArgs {
   std::vector<TensorUse> uses;            ///< output first, then inputs
   std::map<std::string, TensorUse> byName;
   std::map<std::string, Format> formats;  ///< from -f
+  std::map<std::string, Datatype> types;  ///< from -t
 
   const TensorUse& output() const { return uses.at(0); }
   /// Throws UsageError if `name` is not in the expression.
   void requireKnown(const std::string& name, const char* option) const;
   /// -f if given, else the default (inputs d then s; output dense).
   Format formatOf(const TensorUse& u) const;
+  /// -t if given, else float64.
+  Datatype typeOf(const TensorUse& u) const;
 };
 
-/// Scan the expression and parse the -f arguments.
-ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<std::string>& formatArgs);
+/// Scan the expression and parse the -f (NAME:LEVELS[:ORDER]) and -t (NAME:TYPE) arguments.
+ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<std::string>& formatArgs,
+                                   const std::vector<std::string>& typeArgs = {});
+/// Help text of -t (run and emit).
+extern const char* const kTypeHelp;
 
 /// The generated C code for the expression with these formats (no data needed).
 /// The schedule text given with -s, else the default parallel schedule for `threads`.
