@@ -76,8 +76,13 @@ class Access : public IndexExpr {
   std::shared_ptr<const TensorBase> handle_;  ///< the accessed tensor, for tensor()
 };
 
+/// Expressions nest at most this deep (a sum or product of n terms nests n deep): walks
+/// over an expression recurse, so building or parsing a deeper one throws NotationError.
+inline constexpr int kMaxExpressionDepth = 1000;
+
 struct ExprNode {
   ExprKind kind;
+  int depth = 1;  ///< 1 + the depth of the deepest operand (at most kMaxExpressionDepth)
   // Access
   std::shared_ptr<TensorImpl> tensor;
   std::vector<IndexVar> vars;  ///< Access: one per mode; Sum: the summed variable
