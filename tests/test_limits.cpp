@@ -1,9 +1,16 @@
 // Bounds on untrusted sizes that would otherwise recurse without limit: expression nesting
 // and long flat sums (text parser and C++ API), long schedules, many splits, huge unroll
 // factors. Each is refused with a typed error naming the limit, or handled: never a stack
-// overflow, never a C-compiler failure.
+// overflow, never a C-compiler failure. And the C compiler's own time limit, seen from
+// the tool.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <string>
 
@@ -198,5 +205,45 @@ TEST(LimitsCli, RefusedWithExitTwo) {
   tessel::testing::expectUserError(run({"emit", "a(i) = b(i)", "-s", repeat("unroll(i,2)", 5000, ",")}),
                            {"at most " + std::to_string(kMaxScheduleCommands)});
   tessel::testing::expectUserError(run({"emit", "a(i) = b(i)", "-s", "unroll(i,100000)"}), {"unroll factor"});
+  tessel::testing::removeScratchDir(dir);
+}
+
+// A C compiler that never finishes: stopped at TESSEL_CC_TIMEOUT, reported in one line.
+TEST(LimitsCli, CompilerTimeoutIsOneLine) {
+  fs::path dir = tessel::testing::makeScratchDir("tessel-limits");
+  std::string script = (dir / "slow-cc").string();
+  std::ofstream(script) << "#!/bin/sh\nsleep 300 &\necho $! > " << (dir / "helper.pid").string()
+                        << "\necho 'slow-cc: thinking'\nwait\n";
+  ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
+  // A fresh cache: the suite's shared one may already hold this kernel.
+  std::string cache = (dir / "cache").string();
+  ::setenv("TESSEL_CC", script.c_str(), 1);
+  ::setenv("TESSEL_CC_TIMEOUT", "1", 1);
+  ::setenv("TESSEL_CACHE_DIR", cache.c_str(), 1);
+  auto t0 = std::chrono::steady_clock::now();
+  tessel::testing::Result r = tessel::testing::runTool(dir, {"run", "a(i) = b(i) * 2", "-g", "b:dense:4"});
+  double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  ::unsetenv("TESSEL_CC");
+  ::unsetenv("TESSEL_CC_TIMEOUT");
+  ::unsetenv("TESSEL_CACHE_DIR");
+  EXPECT_NE(r.code, 0) << tessel::testing::show(r);
+  EXPECT_NE(r.code, 2) << tessel::testing::show(r);  // not the input's fault
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << tessel::testing::show(r);
+  EXPECT_NE(r.err.find("timed out after 1 s"), std::string::npos) << tessel::testing::show(r);
+  EXPECT_NE(r.err.find("slow-cc: thinking"), std::string::npos) << tessel::testing::show(r);
+  EXPECT_LT(s, 20.0);
+  std::ifstream in(dir / "helper.pid");
+  pid_t helper = 0;
+  in >> helper;
+  ASSERT_GT(helper, 0);
+  // The helper the "compiler" started died with it (its process group was killed).
+  bool gone = false;
+  for (int k = 0; k < 200 && !gone; ++k) {
+    std::ifstream st("/proc/" + std::to_string(helper) + "/stat");
+    std::string line;
+    gone = !std::getline(st, line) || line.find(") Z") != std::string::npos;
+    if (!gone) ::usleep(10000);
+  }
+  EXPECT_TRUE(gone) << "pid " << helper;
   tessel::testing::removeScratchDir(dir);
 }
