@@ -1,9 +1,12 @@
 // JIT: compile C source into a shared object with the system compiler and load it.
 //
-// The compiler runs with an argument vector (fork/execvp, never a shell). Objects are
+// The compiler runs with an argument vector (fork/execvp, never a shell), in its own
+// process group, with a time limit ($TESSEL_CC_TIMEOUT seconds, default 300). Objects are
 // cached on disk by a content hash of (source, compiler, flags) in a private directory
-// (mode 0700): $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel.
-// A cache hit only dlopen()s the existing object.
+// (mode 0700): $TESSEL_CACHE_DIR, else $XDG_CACHE_HOME/tessel, else ~/.cache/tessel, of at
+// most $TESSEL_CACHE_MAX_MB megabytes (default 512; least recently used objects go). A
+// cache hit reads the object once, checks its checksum, loads that copy and checks the
+// cache key compiled into it; anything else recompiles.
 #pragma once
 
 #include <memory>
@@ -17,6 +20,9 @@ struct JitOptions {
   std::string compiler;
   /// Flags before the source; "-shared -fPIC -o OUT" are always added.
   std::vector<std::string> flags = {"-O3", "-march=native", "-falign-loops=64", "-fopenmp", "-std=gnu11"};
+  /// Seconds the compiler may run before its process group is killed; 0 means
+  /// $TESSEL_CC_TIMEOUT, else 300. A negative value: no limit.
+  double timeoutSeconds = 0;
 };
 
 /// A loaded shared object. dlclose()s on destruction.
@@ -34,18 +40,27 @@ class JitModule {
 
  private:
   friend std::shared_ptr<JitModule> jitCompile(const std::string&, const JitOptions&);
-  JitModule(void* handle, std::string path, bool hit)
-      : handle_(handle), path_(std::move(path)), cacheHit_(hit) {}
+  JitModule(void* handle, std::string path, bool hit, int fd)
+      : handle_(handle), path_(std::move(path)), cacheHit_(hit), fd_(fd) {}
   void* handle_;
   std::string path_;
   bool cacheHit_;
+  int fd_;  ///< the private copy it was loaded from (kept open: its name stays unique), or -1
 };
 
-/// Compile (or fetch from the cache) and load. Throws CompileError with the
-/// compiler's diagnostics on failure.
+/// Compile (or fetch from the cache) and load. Throws CompileError on failure: one line
+/// with the compiler's first error and the path of the full log (<key>.log in the cache);
+/// with TESSEL_CC_LOG=1 the message holds the command and the whole log.
 std::shared_ptr<JitModule> jitCompile(const std::string& cSource, const JitOptions& opts = {});
 
-/// The cache directory in use (created with mode 0700 if missing).
+/// The cache directory in use (created with mode 0700 if missing). Refused (CompileError)
+/// when it or a parent could be changed by another user; a warning on stderr when others
+/// can read it.
 std::string jitCacheDirectory();
+
+/// Kills the process groups of the C compilers running now. Async-signal-safe: for a
+/// SIGINT/SIGTERM handler that then ends the process (each compiler has its own process
+/// group, so a terminal's Ctrl-C reaches only tessel).
+void jitKillRunningCompilers() noexcept;
 
 }  // namespace tessel

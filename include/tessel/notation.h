@@ -137,8 +137,13 @@ class Access : public IndexExpr {
   std::shared_ptr<const TensorBase> handle_;  ///< the accessed tensor, for tensor()
 };
 
+/// Expressions nest at most this deep (a sum or product of n terms nests n deep): walks
+/// over an expression recurse, so building or parsing a deeper one throws NotationError.
+inline constexpr int kMaxExpressionDepth = 1000;
+
 struct ExprNode {
   ExprKind kind;
+  int depth = 1;  ///< 1 + the depth of the deepest operand (at most kMaxExpressionDepth)
   // Access
   TensorVar tensor;
   /// Access of a Tensor: the storage it is bound to. Opaque outside src/runtime (the

@@ -53,6 +53,14 @@ struct ScheduleCommand {
   std::string str() const;
 };
 
+/// Bounds on a schedule, whose commands may come from untrusted text: a command beyond
+/// them throws ScheduleError. The C compiler's time and memory grow steeply with a loop
+/// nest's depth (40 nested split loops: 12 s and 1.2 GB), and each split or divide adds
+/// a loop; GCC refuses unroll factors above 65534.
+inline constexpr size_t kMaxScheduleCommands = 256;
+inline constexpr int kMaxScheduleSplits = 16;  ///< split and divide commands together
+inline constexpr int64_t kMaxUnrollFactor = 1024;
+
 class Schedule {
  public:
   /// i = outer * size + inner, inner in [0, size).

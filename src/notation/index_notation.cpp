@@ -27,11 +27,23 @@ std::shared_ptr<const ExprNode> literalNode(double v) {
   return n;
 }
 
+/// Depth of a node over these operands; refuses more than kMaxExpressionDepth, so every
+/// recursive walk (printing, checks, lowering, the reference evaluator, destruction) over
+/// an expression stays within a small stack.
+int depthOver(const IndexExpr& a, const IndexExpr* b = nullptr) {
+  int d = 1 + std::max(a.node().depth, b ? b->node().depth : 0);
+  if (d > kMaxExpressionDepth)
+    throw NotationError("index expression nests deeper than " + std::to_string(kMaxExpressionDepth) +
+                        " levels (a sum or product of n terms nests n deep); split it into several assignments");
+  return d;
+}
+
 IndexExpr binary(ExprKind k, const IndexExpr& a, const IndexExpr& b) {
   if (!a.defined() || !b.defined())
     throw NotationError("operand of an index expression is undefined");
   auto n = std::make_shared<ExprNode>();
   n->kind = k;
+  n->depth = depthOver(a, &b);
   n->a = a;
   n->b = b;
   return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
@@ -183,6 +195,7 @@ IndexExpr operator-(const IndexExpr& a) {
   if (!a.defined()) throw NotationError("operand of an index expression is undefined");
   auto n = std::make_shared<ExprNode>();
   n->kind = ExprKind::Neg;
+  n->depth = depthOver(a);
   n->a = a;
   return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
 }
@@ -191,6 +204,7 @@ IndexExpr sum(const IndexVar& v, const IndexExpr& e) {
   if (!e.defined()) throw NotationError("the expression of sum(" + v.name() + ", ...) is undefined");
   auto n = std::make_shared<ExprNode>();
   n->kind = ExprKind::Sum;
+  n->depth = depthOver(e);
   n->vars = {v};
   n->a = e;
   return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));

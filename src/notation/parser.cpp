@@ -1,6 +1,9 @@
 // A hand-written recursive-descent parser for the text syntax of index notation
 // (grammar in tessel/syntax.h). Parsing first builds a syntax tree of names; binding
-// those names to tensors and index variables is a separate step.
+// those names to tensors and index variables is a separate step. Nesting (parentheses,
+// negations, sums) and the tree's depth (a flat sum of n terms is n deep) are bounded by
+// kMaxExpressionDepth as the text is read, so neither the recursion here nor any later
+// walk over the expression can run out of stack.
 #include "tessel/syntax.h"
 
 #include <algorithm>
@@ -34,6 +37,7 @@ struct SyntaxNode {
   ExprKind kind = ExprKind::Literal;
   SyntaxAccess access;  // Access; Sum: the summed variable as `access.vars[0]`
   double value = 0;     // Literal
+  int depth = 1;        // 1 + the depth of the deepest operand
   std::unique_ptr<SyntaxNode> a, b;
 };
 
@@ -218,22 +222,55 @@ class Parser {
     }
   }
 
-  static std::unique_ptr<SyntaxNode> binary(ExprKind k, std::unique_ptr<SyntaxNode> a,
-                                            std::unique_ptr<SyntaxNode> b) {
+  [[noreturn]] void tooDeep(int column) const {
+    fail("expression nests deeper than " + std::to_string(kMaxExpressionDepth) +
+             " levels (a sum or product of n terms is n levels deep); split it into several assignments",
+         column);
+  }
+
+  /// Parentheses, negations and sums open around a point of the text: twice the tree's
+  /// limit, since printing puts "-(" around each nested negation.
+  static constexpr int kMaxNesting = 2 * kMaxExpressionDepth;
+
+  /// A node over operands a (and b), no deeper than kMaxExpressionDepth. `column`: the
+  /// operator's, for the error.
+  std::unique_ptr<SyntaxNode> node(ExprKind k, std::unique_ptr<SyntaxNode> a,
+                                   std::unique_ptr<SyntaxNode> b, int column) const {
     auto n = std::make_unique<SyntaxNode>();
     n->kind = k;
+    n->depth = 1 + std::max(a->depth, b ? b->depth : 0);
+    if (n->depth > kMaxExpressionDepth) tooDeep(column);
     n->a = std::move(a);
     n->b = std::move(b);
     return n;
   }
+
+  /// Counts the open parentheses, negations and sums around the current token.
+  class Nesting {
+   public:
+    Nesting(Parser& p, int column) : p_(p) {
+      if (++p_.nesting_ > kMaxNesting)
+        p_.fail("expression has more than " + std::to_string(kMaxNesting) +
+                    " nested parentheses, negations and sums; split it into several assignments",
+                column);
+    }
+    ~Nesting() { --p_.nesting_; }
+    Nesting(const Nesting&) = delete;
+    Nesting& operator=(const Nesting&) = delete;
+
+   private:
+    Parser& p_;
+  };
 
   // expr := term (('+'|'-') term)*
   std::unique_ptr<SyntaxNode> parseExpr() {
     auto e = parseTerm();
     while (tok_.kind == Tok::Plus || tok_.kind == Tok::Minus) {
       ExprKind k = tok_.kind == Tok::Plus ? ExprKind::Add : ExprKind::Sub;
+      const int at = tok_.column;
       advance();
-      e = binary(k, std::move(e), parseTerm());
+      auto rhs = parseTerm();
+      e = node(k, std::move(e), std::move(rhs), at);
     }
     return e;
   }
@@ -243,8 +280,10 @@ class Parser {
     auto e = parseFactor();
     while (tok_.kind == Tok::Star || tok_.kind == Tok::Slash) {
       ExprKind k = tok_.kind == Tok::Star ? ExprKind::Mul : ExprKind::Div;
+      const int at = tok_.column;
       advance();
-      e = binary(k, std::move(e), parseFactor());
+      auto rhs = parseFactor();
+      e = node(k, std::move(e), std::move(rhs), at);
     }
     return e;
   }
@@ -253,14 +292,14 @@ class Parser {
   std::unique_ptr<SyntaxNode> parseFactor() {
     switch (tok_.kind) {
       case Tok::Minus: {
+        const int at = tok_.column;
+        Nesting nest(*this, at);
         advance();
-        auto n = std::make_unique<SyntaxNode>();
-        n->kind = ExprKind::Neg;
-        n->a = parseFactor();
-        return n;
+        return node(ExprKind::Neg, parseFactor(), nullptr, at);
       }
       case Tok::LParen: {
         const int open = tok_.column;
+        Nesting nest(*this, open);
         advance();
         if (tok_.kind == Tok::RParen) fail("empty parentheses", tok_.column);
         auto e = parseExpr();
@@ -295,6 +334,7 @@ class Parser {
   // sum := 'sum' '(' NAME ',' expr ')'
   std::unique_ptr<SyntaxNode> parseSum() {
     const int at = tok_.column;
+    Nesting nest(*this, at);
     advance();
     if (tok_.kind != Tok::LParen)
       fail("sum is the reduction sum(j, e), not a tensor name; found " + describe(tok_) + " after it", tok_.column);
@@ -320,6 +360,8 @@ class Parser {
     summing_.push_back(v);
     n->a = parseExpr();
     summing_.pop_back();
+    n->depth = 1 + n->a->depth;
+    if (n->depth > kMaxExpressionDepth) tooDeep(at);
     if (tok_.kind != Tok::RParen)
       fail("missing ')' for the '(' in column " + std::to_string(open) + ", found " + describe(tok_), tok_.column);
     advance();
@@ -337,6 +379,7 @@ class Parser {
   Token tok_;
   std::vector<std::string> lhsVars_;
   std::vector<std::string> summing_;  // variables of the enclosing sums
+  int nesting_ = 0;                   // see Nesting
 };
 
 void collectSyntaxAccesses(const SyntaxNode& n, std::vector<const SyntaxAccess*>& out) {

@@ -1,24 +1,36 @@
 // JIT: compile C source with the system compiler into a cached shared object and load it.
 //
-// Cache layout (one directory, mode 0700, owned by the user):
-//   <key>.c    the source (written to a temporary name, then renamed into place)
+// Cache layout (one directory, mode 0700, owned by the user; see also jit_cache.cpp):
+//   <key>.c    the source, ending in the key as a constant (tessel_cache_key)
 //   <key>.so   the object (compiled to a temporary name, then renamed into place)
 //   <key>.sum  SHA-256 of <key>.so, written after a successful compile; checked on every hit
+//   <key>.log  the compiler's output, when it failed
 // <key> is the SHA-256 of (compiler path and identity, flags, host CPU when a flag says
 // "native", source). Everything is written under a unique temporary name in the cache
 // directory and rename()d into place, so processes sharing the cache never see a partial
-// file. A hit costs one hash of the object plus dlopen().
+// file. A hit reads the object once, hashes it, loads that very copy (a sealed memfd) and
+// checks the key compiled into it: an object renamed, copied or swapped in from another
+// kernel is never run for this one. It costs one read and hash of the object plus dlopen(),
+// once per kernel: nothing on kernel runs.
 #include "tessel/jit.h"
 
 #include <dlfcn.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pwd.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <iterator>
@@ -26,6 +38,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "runtime/jit_cache.h"
 #include "runtime/sha256.h"
 #include "tessel/error.h"
 
@@ -151,28 +164,6 @@ void writeFileAtomically(const std::string& target, const std::string& content,
   tmp.renameTo(target);
 }
 
-/// SHA-256 of a file's contents; false if it cannot be read.
-bool hashFile(const std::string& path, std::string& hex) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return false;
-  detail::Sha256 h;
-  std::vector<char> buf(1 << 16);
-  bool ok = true;
-  for (;;) {
-    ssize_t r = ::read(fd, buf.data(), buf.size());
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      ok = false;
-      break;
-    }
-    if (r == 0) break;
-    h.update(buf.data(), static_cast<size_t>(r));
-  }
-  ::close(fd);
-  if (ok) hex = h.hexDigest();
-  return ok;
-}
-
 bool readSmallFile(const std::string& path, std::string& out) {
   int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return false;
@@ -259,14 +250,43 @@ struct CompilerRun {
   bool exitedNormally = false;
   int exitCode = -1;
   int signal = 0;
+  bool timedOut = false;
+  bool outputTruncated = false;
   std::string output;  ///< stdout + stderr, at most kMaxOutput bytes
 };
 
 constexpr size_t kMaxOutput = 256 * 1024;
 
+/// Process groups of the compilers running now, for jitKillRunningCompilers (a signal
+/// handler may read them: lock-free atomics only).
+constexpr int kCompilerSlots = 64;
+std::atomic<pid_t> runningCompilers[kCompilerSlots];
+
+int registerCompiler(pid_t group) {
+  for (int k = 0; k < kCompilerSlots; ++k) {
+    pid_t expected = 0;
+    if (runningCompilers[k].compare_exchange_strong(expected, group)) return k;
+  }
+  return -1;
+}
+
+/// Seconds the compiler may run: the option, else $TESSEL_CC_TIMEOUT, else 300; <= 0: none.
+double compilerTimeout(const JitOptions& opts) {
+  if (opts.timeoutSeconds != 0) return opts.timeoutSeconds;
+  std::string v = getEnv("TESSEL_CC_TIMEOUT");
+  if (v.empty()) return 300;
+  char* end = nullptr;
+  double t = std::strtod(v.c_str(), &end);
+  if (*end != '\0' || !(t >= 0) || t > 1e9)
+    throw CompileError("JIT: TESSEL_CC_TIMEOUT must be a number of seconds (0: no limit), not '" + v + "'");
+  return t > 0 ? t : -1;
+}
+
 /// fork + execvp with stdout/stderr captured through a pipe; TMPDIR points at `tmpDir`
-/// so the compiler's own intermediate files do not land in /tmp.
-CompilerRun runCompiler(const std::vector<std::string>& args, const std::string& tmpDir) {
+/// so the compiler's own intermediate files do not land in /tmp. The compiler leads its
+/// own process group, so that a timeout kills the driver and what it started (cc1, as,
+/// ld) together; it also dies with the thread that started it (PR_SET_PDEATHSIG).
+CompilerRun runCompiler(const std::vector<std::string>& args, const std::string& tmpDir, double timeout) {
   std::vector<char*> argv;
   for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
   argv.push_back(nullptr);
@@ -288,6 +308,7 @@ CompilerRun runCompiler(const std::vector<std::string>& args, const std::string&
     ::close(outPipe[1]);
     throw CompileError("JIT: pipe() failed: " + errnoText(e));
   }
+  const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
     int e = errno;
@@ -296,6 +317,9 @@ CompilerRun runCompiler(const std::vector<std::string>& args, const std::string&
   }
   if (pid == 0) {
     // Child: only async-signal-safe calls until exec.
+    ::setpgid(0, 0);
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(127);  // the parent is already gone
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, 0);
     ::dup2(outPipe[1], 1);
@@ -307,12 +331,30 @@ CompilerRun runCompiler(const std::vector<std::string>& args, const std::string&
     (void)ignored;
     ::_exit(127);
   }
+  ::setpgid(pid, pid);  // also here: the group must exist before a timeout may kill it
+  const int slot = registerCompiler(pid);
   ::close(outPipe[1]);
   ::close(errPipe[1]);
 
   CompilerRun run;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout > 0 ? timeout : 0);
   char buf[8192];
   for (;;) {
+    int waitMs = -1;
+    if (timeout > 0) {
+      auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        run.timedOut = true;
+        ::kill(-pid, SIGKILL);
+        ::kill(pid, SIGKILL);  // in case its group could not be made
+        break;
+      }
+      waitMs = static_cast<int>(std::min<int64_t>(left.count() + 1, 1 << 30));
+    }
+    struct pollfd pfd = {outPipe[0], POLLIN, 0};
+    int ready = ::poll(&pfd, 1, waitMs);
+    if (ready < 0 && errno != EINTR) break;
+    if (ready <= 0) continue;
     ssize_t r = ::read(outPipe[0], buf, sizeof buf);
     if (r < 0) {
       if (errno == EINTR) continue;
@@ -320,6 +362,7 @@ CompilerRun runCompiler(const std::vector<std::string>& args, const std::string&
     }
     if (r == 0) break;
     size_t room = kMaxOutput - std::min(kMaxOutput, run.output.size());
+    if (static_cast<size_t>(r) > room) run.outputTruncated = true;
     run.output.append(buf, std::min(room, static_cast<size_t>(r)));
   }
   ::close(outPipe[0]);
@@ -338,6 +381,8 @@ CompilerRun runCompiler(const std::vector<std::string>& args, const std::string&
   do {
     w = ::waitpid(pid, &status, 0);
   } while (w < 0 && errno == EINTR);
+  if (run.timedOut) ::kill(-pid, SIGKILL);  // anything the group started since
+  if (slot >= 0) runningCompilers[slot].store(0);
   if (w == pid) {
     if (WIFEXITED(status)) {
       run.exitedNormally = true;
@@ -353,20 +398,27 @@ CompilerRun runCompiler(const std::vector<std::string>& args, const std::string&
   return run;
 }
 
-std::string firstLines(const std::string& text, int maxLines) {
-  std::string out;
-  int lines = 0;
+/// The line of the compiler's output that says what failed: the first with "error", else
+/// the first non-empty one; at most 300 bytes, control bytes shown as '?'.
+std::string firstDiagnostic(const std::string& output) {
+  std::string first, line;
   size_t pos = 0;
-  while (pos < text.size() && lines < maxLines) {
-    size_t nl = text.find('\n', pos);
-    if (nl == std::string::npos) nl = text.size();
-    out.append(text, pos, nl - pos);
-    out += '\n';
-    ++lines;
+  while (pos < output.size()) {
+    size_t nl = output.find('\n', pos);
+    if (nl == std::string::npos) nl = output.size();
+    line = output.substr(pos, nl - pos);
     pos = nl + 1;
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    if (first.empty()) first = line;
+    if (line.find("error") != std::string::npos) {
+      first = line;
+      break;
+    }
   }
-  if (pos < text.size()) out += "[... further diagnostics omitted ...]\n";
-  return out;
+  if (first.size() > 300) first = first.substr(0, 300) + "...";
+  for (char& c : first)
+    if (static_cast<unsigned char>(c) < 0x20 && c != '\t') c = '?';
+  return first;
 }
 
 /// OpenMP runtimes start worker threads that outlive a parallel region. If a module was the
@@ -385,10 +437,118 @@ void pinThreadRuntimes() {
   }
 }
 
-void* loadObject(const std::string& path) {
-  void* h = ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-  if (h) pinThreadRuntimes();
-  return h;
+constexpr const char* kKeySymbol = "tessel_cache_key";
+constexpr size_t kMaxObjectBytes = size_t(1) << 30;
+
+/// The source as compiled: `cSource` and the cache key as an exported constant, which a
+/// load checks, so that an object is only ever used for the source and options it was
+/// built from (whatever its file name or checksum say).
+std::string withCacheKey(const std::string& cSource, const std::string& key) {
+  std::string s = cSource;
+  if (!s.empty() && s.back() != '\n') s += '\n';
+  s += "\n/* The cache key of this object (source, compiler and flags); tessel checks it on load. */\n";
+  s += std::string("extern const char ") + kKeySymbol + "[];\n";
+  s += std::string("__attribute__((visibility(\"default\"), used)) const char ") + kKeySymbol + "[] = \"" +
+       key + "\";\n";
+  return s;
+}
+
+/// The whole regular file behind `fd`; false if it cannot be read or is too large.
+bool readAll(int fd, std::string& out) {
+  struct stat st;
+  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || st.st_size <= 0 ||
+      static_cast<uint64_t>(st.st_size) > kMaxObjectBytes)
+    return false;
+  out.resize(static_cast<size_t>(st.st_size));
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t r = ::pread(fd, out.data() + done, out.size() - done, static_cast<off_t>(done));
+    if (r < 0 && errno == EINTR) continue;
+    if (r <= 0) return false;  // shrunk while read: not the object its checksum names
+    done += static_cast<size_t>(r);
+  }
+  return true;
+}
+
+struct Loaded {
+  void* handle = nullptr;
+  int fd = -1;          ///< the private copy (memfd), kept open while loaded; -1 if none
+  std::string problem;  ///< why not, when handle is null
+};
+
+/// dlopen() of `path`, making sure no loaded object already has that name: glibc hands
+/// back an already loaded object of the same name instead of opening the file. Null with
+/// `taken` set when one has.
+void* openFresh(const std::string& path, bool& taken) {
+  taken = false;
+  if (void* old = ::dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD)) {
+    ::dlclose(old);
+    taken = true;
+    return nullptr;
+  }
+  return ::dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+}
+
+/// Loads exactly `bytes` (already verified against the checksum) from a private copy, so
+/// that nothing that changes the cache file after the check is what runs, and checks the
+/// key compiled into it. The copy is a sealed memfd loaded through /proc/self/fd (kept
+/// open while loaded, so its name names no other object), else a temporary file in the
+/// cache directory, removed once loaded.
+Loaded loadCopy(const std::string& bytes, const std::string& key, const std::string& stem) {
+  Loaded out;
+  int fd = ::memfd_create("tessel-kernel", MFD_CLOEXEC | MFD_ALLOW_SEALING);
+  if (fd >= 0) {
+    try {
+      writeAll(fd, bytes.data(), bytes.size(), "memfd");
+      ::fcntl(fd, F_ADD_SEALS, F_SEAL_SHRINK | F_SEAL_GROW | F_SEAL_WRITE | F_SEAL_SEAL);
+      // A name still taken by an object that outlived its copy: move to another number.
+      for (int tries = 0; tries < 8 && !out.handle; ++tries) {
+        bool taken = false;
+        out.handle = openFresh("/proc/self/fd/" + std::to_string(fd), taken);
+        if (out.handle) break;
+        const char* err = ::dlerror();
+        if (err) out.problem = err;
+        if (!taken) break;  // no /proc, or not loadable: the temporary below says which
+        int next = ::fcntl(fd, F_DUPFD_CLOEXEC, fd + 1);
+        if (next < 0) break;
+        ::close(fd);
+        fd = next;
+      }
+    } catch (const CompileError& e) {
+      out.problem = e.what();
+    }
+    if (!out.handle) ::close(fd);
+    else out.fd = fd;
+  }
+  if (!out.handle) {  // no memfd or no /proc: a private temporary next to the object
+    TempFile tmp;
+    int tfd = tmp.create(stem, ".so");
+    try {
+      writeAll(tfd, bytes.data(), bytes.size(), tmp.path());
+    } catch (...) {
+      ::close(tfd);
+      throw;
+    }
+    ::close(tfd);
+    bool taken = false;
+    out.handle = openFresh(tmp.path(), taken);
+    if (!out.handle) {
+      const char* err = taken ? nullptr : ::dlerror();
+      out.problem = err ? err : "a loaded object has the name of its temporary copy";
+      return out;
+    }
+  }
+  pinThreadRuntimes();
+  ::dlerror();
+  const char* k = static_cast<const char*>(::dlsym(out.handle, kKeySymbol));
+  if (!k || std::strncmp(k, key.c_str(), key.size() + 1) != 0) {
+    ::dlclose(out.handle);
+    if (out.fd >= 0) ::close(out.fd);
+    out = Loaded();
+    out.problem = k ? "it was built for another source or options (cache key mismatch)"
+                    : "it carries no cache key";
+  }
+  return out;
 }
 
 std::string trim(std::string s) {
@@ -396,10 +556,62 @@ std::string trim(std::string s) {
   return s;
 }
 
+/// The cached object of `stem`, if its checksum and its compiled-in key match: the file
+/// is opened once (no symlink, no FIFO), read whole through that descriptor, verified,
+/// and that copy is loaded. A hit touches the object's mtime (least recently used goes
+/// first when the cache is over its size).
+Loaded loadCached(const std::string& stem, const std::string& key) {
+  std::string recorded, bytes;
+  if (!readSmallFile(stem + ".sum", recorded)) return {};
+  int fd = ::open((stem + ".so").c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  if (fd < 0) return {};
+  Loaded out;
+  if (readAll(fd, bytes) && detail::Sha256::hex(bytes) == trim(recorded)) {
+    out = loadCopy(bytes, key, stem);
+    if (out.handle) ::futimens(fd, nullptr);
+  }
+  ::close(fd);
+  return out;
+}
+
+/// Writes the compiler's full output next to the source; returns the log's path, or ""
+/// if it could not be written.
+std::string writeLog(const std::string& stem, const std::vector<std::string>& args, const CompilerRun& run,
+                     const std::string& status) {
+  std::string text = "command: " + commandLine(args) + "\n" + status + "\n" + run.output;
+  if (run.outputTruncated) text += "\n[output truncated at " + std::to_string(kMaxOutput / 1024) + " KB]\n";
+  try {
+    writeFileAtomically(stem + ".log", text, ".log");
+  } catch (const CompileError&) {
+    return "";
+  }
+  return stem + ".log";
+}
+
+/// One line for a failed compile (TESSEL_CC_LOG=1: the command and the whole output too).
+[[noreturn]] void compileFailed(const std::string& stem, const std::vector<std::string>& args,
+                                const CompilerRun& run, double timeout) {
+  std::string why = run.timedOut   ? "timed out after " + std::to_string(static_cast<int64_t>(std::ceil(timeout))) +
+                                       " s and was stopped (TESSEL_CC_TIMEOUT sets the limit)"
+                    : run.signal   ? "killed by signal " + std::to_string(run.signal)
+                    : run.exitCode ? "exit status " + std::to_string(run.exitCode)
+                                   : "no output object";
+  std::string log = writeLog(stem, args, run, "C compilation " + why);
+  std::string msg = "C compilation " + (run.timedOut ? why : "failed (" + why + ")");
+  std::string first = firstDiagnostic(run.output);
+  if (!first.empty()) msg += ": " + first;
+  msg += log.empty() ? "; no log (the cache directory is not writable)"
+                     : "; full log: " + log + " (TESSEL_CC_LOG=1 prints it here)";
+  std::string verbose = getEnv("TESSEL_CC_LOG");
+  if (!verbose.empty() && verbose != "0") msg += "\ncommand: " + commandLine(args) + "\n" + run.output;
+  throw CompileError(msg);
+}
+
 }  // namespace
 
 JitModule::~JitModule() {
   if (handle_) ::dlclose(handle_);
+  if (fd_ >= 0) ::close(fd_);
 }
 
 void* JitModule::symbol(const std::string& name) const {
@@ -411,6 +623,13 @@ void* JitModule::symbol(const std::string& name) const {
                        (err ? std::string(": ") + err : std::string()));
   }
   return p;
+}
+
+void jitKillRunningCompilers() noexcept {
+  for (auto& slot : runningCompilers) {
+    pid_t group = slot.load();
+    if (group > 0) ::kill(-group, SIGKILL);
+  }
 }
 
 std::string jitCacheDirectory() {
@@ -448,6 +667,7 @@ std::string jitCacheDirectory() {
   if (st.st_mode & (S_IWGRP | S_IWOTH))
     throw CompileError("JIT cache: refusing to use '" + dir +
                        "': it is group- or world-writable (chmod 700 it)");
+  detail::checkCacheDirectorySafety(dir, st.st_mode);
   if (dir[0] != '/') {  // make relative settings independent of later chdir()
     if (char* abs = ::realpath(dir.c_str(), nullptr)) {
       dir = abs;
@@ -469,7 +689,7 @@ std::shared_ptr<JitModule> jitCompile(const std::string& cSource, const JitOptio
     keyHash.update(len);
     keyHash.update(s);
   };
-  field("tessel-jit-v1");
+  field("tessel-jit-v2");  // v2: the key is compiled into the object
   field(compiler);
   field(compilerIdentity(compiler));
   field(std::to_string(opts.flags.size()));
@@ -486,19 +706,14 @@ std::shared_ptr<JitModule> jitCompile(const std::string& cSource, const JitOptio
   const std::string stem = dir + "/" + key;
   const std::string cPath = stem + ".c", soPath = stem + ".so", sumPath = stem + ".sum";
 
-  // Hit: the object exists and matches its recorded checksum.
-  {
-    std::string recorded, actual;
-    if (readSmallFile(sumPath, recorded) && hashFile(soPath, actual) &&
-        trim(recorded) == actual) {
-      void* h = loadObject(soPath);
-      if (h) return std::shared_ptr<JitModule>(new JitModule(h, soPath, true));
-      // A verified object that does not load: fall through and rebuild it.
-    }
-  }
+  // Hit: the object's checksum and the key compiled into it match (else rebuild it).
+  Loaded hit = loadCached(stem, key);
+  if (hit.handle) return std::shared_ptr<JitModule>(new JitModule(hit.handle, soPath, true, hit.fd));
 
   // Miss: source first (so diagnostics name a file that exists), then the object.
-  writeFileAtomically(cPath, cSource, ".c");
+  const int64_t maxBytes = detail::cacheMaxBytes();
+  const double timeout = compilerTimeout(opts);
+  writeFileAtomically(cPath, withCacheKey(cSource, key), ".c");
 
   TempFile tmpSo;
   ::close(tmpSo.create(stem, ".so"));
@@ -507,7 +722,7 @@ std::shared_ptr<JitModule> jitCompile(const std::string& cSource, const JitOptio
   args.insert(args.end(), opts.flags.begin(), opts.flags.end());
   args.insert(args.end(), {"-shared", "-fPIC", "-o", tmpSo.path(), cPath});
 
-  CompilerRun run = runCompiler(args, dir);
+  CompilerRun run = runCompiler(args, dir, timeout);
   if (run.execFailed) {
     if (run.execErrno == ENOENT)
       throw CompileError("JIT: C compiler '" + compiler +
@@ -516,29 +731,21 @@ std::shared_ptr<JitModule> jitCompile(const std::string& cSource, const JitOptio
     throw CompileError("JIT: cannot run C compiler '" + compiler +
                        "': " + errnoText(run.execErrno) + "; command: " + commandLine(args));
   }
-  struct stat st;
-  bool produced = ::stat(tmpSo.path().c_str(), &st) == 0 && st.st_size > 0;
-  if (!run.exitedNormally || run.exitCode != 0 || !produced) {
-    std::string why = run.signal ? "killed by signal " + std::to_string(run.signal)
-                      : run.exitCode != 0 ? "exit status " + std::to_string(run.exitCode)
-                                          : "no output object";
-    std::string msg = "C compilation failed (" + why + ")\ncommand: " + commandLine(args);
-    if (!run.output.empty()) msg += "\n" + firstLines(run.output, 40);
-    throw CompileError(msg);
-  }
-
-  std::string soHash;
-  if (!hashFile(tmpSo.path(), soHash))
-    throw CompileError("JIT cache: cannot read compiled object '" + tmpSo.path() + "'");
+  // The object is read once, through one descriptor: what is hashed is what is loaded.
+  std::string bytes;
+  int fd = ::open(tmpSo.path().c_str(), O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+  bool produced = fd >= 0 && readAll(fd, bytes);
+  if (fd >= 0) ::close(fd);
+  if (run.timedOut || !run.exitedNormally || run.exitCode != 0 || !produced)
+    compileFailed(stem, args, run, timeout);
   tmpSo.renameTo(soPath);
-  writeFileAtomically(sumPath, soHash + "\n", ".sum");
+  writeFileAtomically(sumPath, detail::Sha256::hex(bytes) + "\n", ".sum");
 
-  void* h = loadObject(soPath);
-  if (!h) {
-    const char* err = ::dlerror();
-    throw CompileError("JIT: cannot load '" + soPath + "': " + (err ? err : "unknown error"));
-  }
-  return std::shared_ptr<JitModule>(new JitModule(h, soPath, false));
+  Loaded fresh = loadCopy(bytes, key, stem);
+  if (!fresh.handle)
+    throw CompileError("JIT: cannot load '" + soPath + "': " + fresh.problem);
+  detail::evictCache(dir, maxBytes, key);
+  return std::shared_ptr<JitModule>(new JitModule(fresh.handle, soPath, false, fresh.fd));
 }
 
 }  // namespace tessel

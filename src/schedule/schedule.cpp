@@ -1,6 +1,8 @@
 // Schedule: the command list users build (C++ API) and its printed form.
 #include "tessel/schedule.h"
 
+#include <algorithm>
+
 #include "tessel/error.h"
 
 namespace tessel {
@@ -67,14 +69,31 @@ ScheduleCommand make(ScheduleCommand::Kind k, std::vector<IndexVar> vars, int64_
   c.amount = amount;
   return c;
 }
+
+/// Appends c within the bounds (kMaxScheduleCommands and the others in schedule.h).
+void append(std::vector<ScheduleCommand>& commands, ScheduleCommand c) {
+  using K = ScheduleCommand::Kind;
+  if (commands.size() >= kMaxScheduleCommands)
+    throw ScheduleError("schedule command " + c.str() + ": a schedule has at most " +
+                        std::to_string(kMaxScheduleCommands) + " commands");
+  auto splits = [](const ScheduleCommand& x) { return x.kind == K::Split || x.kind == K::Divide; };
+  if (splits(c) && std::count_if(commands.begin(), commands.end(), splits) >= kMaxScheduleSplits)
+    throw ScheduleError("schedule command " + c.str() + ": a schedule has at most " +
+                        std::to_string(kMaxScheduleSplits) +
+                        " split and divide commands (each adds a loop; deeper nests take the C compiler minutes)");
+  if (c.kind == K::Unroll && c.amount > kMaxUnrollFactor)
+    throw ScheduleError("schedule command " + c.str() + ": the unroll factor must be at most " +
+                        std::to_string(kMaxUnrollFactor));
+  commands.push_back(std::move(c));
+}
 }  // namespace
 
 Schedule& Schedule::split(const IndexVar& i, const IndexVar& outer, const IndexVar& inner, int64_t size) {
-  commands_.push_back(make(ScheduleCommand::Kind::Split, {i, outer, inner}, size));
+  append(commands_, make(ScheduleCommand::Kind::Split, {i, outer, inner}, size));
   return *this;
 }
 Schedule& Schedule::divide(const IndexVar& i, const IndexVar& outer, const IndexVar& inner, int64_t pieces) {
-  commands_.push_back(make(ScheduleCommand::Kind::Divide, {i, outer, inner}, pieces));
+  append(commands_, make(ScheduleCommand::Kind::Divide, {i, outer, inner}, pieces));
   return *this;
 }
 Schedule& Schedule::pos(const IndexVar& i, const IndexVar& ip, const Access& access) {
@@ -83,53 +102,53 @@ Schedule& Schedule::pos(const IndexVar& i, const IndexVar& ip, const Access& acc
 Schedule& Schedule::pos(const IndexVar& i, const IndexVar& ip, const std::string& tensorName) {
   ScheduleCommand c = make(ScheduleCommand::Kind::Pos, {i, ip});
   c.tensor = tensorName;
-  commands_.push_back(c);
+  append(commands_, c);
   return *this;
 }
 Schedule& Schedule::fuse(const IndexVar& i, const IndexVar& j, const IndexVar& f) {
-  commands_.push_back(make(ScheduleCommand::Kind::Fuse, {i, j, f}));
+  append(commands_, make(ScheduleCommand::Kind::Fuse, {i, j, f}));
   return *this;
 }
 Schedule& Schedule::reorder(const std::vector<IndexVar>& order) {
-  commands_.push_back(make(ScheduleCommand::Kind::Reorder, order));
+  append(commands_, make(ScheduleCommand::Kind::Reorder, order));
   return *this;
 }
 Schedule& Schedule::precompute(const IndexVar& i) {
-  commands_.push_back(make(ScheduleCommand::Kind::Precompute, {i}));
+  append(commands_, make(ScheduleCommand::Kind::Precompute, {i}));
   return *this;
 }
 Schedule& Schedule::precompute(const IndexExpr& e, const std::string& temporary) {
   ScheduleCommand c = make(ScheduleCommand::Kind::Precompute, {});
   c.expr = e;
   c.tensor = temporary;
-  commands_.push_back(c);
+  append(commands_, c);
   return *this;
 }
 Schedule& Schedule::precompute(const IndexExpr& e, const std::string& temporary, const IndexVar& at) {
   ScheduleCommand c = make(ScheduleCommand::Kind::Precompute, {at});
   c.expr = e;
   c.tensor = temporary;
-  commands_.push_back(c);
+  append(commands_, c);
   return *this;
 }
 Schedule& Schedule::add(const ScheduleCommand& c) {
-  commands_.push_back(c);
+  append(commands_, c);
   return *this;
 }
 Schedule& Schedule::parallelize(const IndexVar& i, ParallelUnit, OutputRace race) {
   ScheduleCommand c = make(ScheduleCommand::Kind::Parallelize, {i});
   c.race = race;
-  commands_.push_back(c);
+  append(commands_, c);
   return *this;
 }
 Schedule& Schedule::unroll(const IndexVar& i, int64_t factor) {
-  commands_.push_back(make(ScheduleCommand::Kind::Unroll, {i}, factor));
+  append(commands_, make(ScheduleCommand::Kind::Unroll, {i}, factor));
   return *this;
 }
 Schedule& Schedule::bound(const IndexVar& i, const IndexVar& ib, int64_t n, BoundKind kind) {
   ScheduleCommand c = make(ScheduleCommand::Kind::Bound, {i, ib}, n);
   c.boundKind = kind;
-  commands_.push_back(c);
+  append(commands_, c);
   return *this;
 }
 

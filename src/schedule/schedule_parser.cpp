@@ -222,9 +222,14 @@ class CommandParser {
 }  // namespace
 
 Schedule parseSchedule(const std::string& text, const Assignment& a) {
+  std::vector<RawCommand> commands = tokenize(text);
+  // Refused before any command is checked: a schedule this long is not a schedule.
+  if (commands.size() > kMaxScheduleCommands)
+    throw ScheduleError("schedule has " + std::to_string(commands.size()) + " commands; at most " +
+                        std::to_string(kMaxScheduleCommands) + " are allowed");
   Schedule s;
   CommandParser parser(a);
-  for (const RawCommand& c : tokenize(text)) parser.apply(c, s);
+  for (const RawCommand& c : commands) parser.apply(c, s);
   return s;
 }
 
