@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include <fstream>
 #include <optional>
 #include <string>
+#include <thread>
 
 #include "runtime/sha256.h"
 #include "tessel/error.h"
@@ -595,4 +597,39 @@ TEST_F(JitTest, EvictsLeastRecentlyUsedBeyondTheSizeLimit) {
   }
   ScopedEnv bad("TESSEL_CACHE_MAX_MB", std::string("lots"));
   EXPECT_THROW(jitCompile("int f(void) { return 1; }\n", fastOptions()), CompileError);
+}
+
+TEST_F(JitTest, SignalDuringCompilationStopsTheCompiler) {
+  // SIGTERM to a process compiling: its handler kills the compiler's process group (which
+  // a terminal's Ctrl-C would not reach), then the process dies of the signal.
+  std::string script = root_ + "/hung-cc";
+  std::ofstream(script) << "#!/bin/sh\n"
+                        << "sleep 300 &\n"
+                        << "echo $! > " << root_ << "/helper.pid.tmp\n"
+                        << "mv " << root_ << "/helper.pid.tmp " << root_ << "/helper.pid\n"
+                        << "wait\n";
+  ASSERT_EQ(::chmod(script.c_str(), 0755), 0);
+  JitOptions o = fastOptions();
+  o.compiler = script;
+  o.timeoutSeconds = 0;  // none: only the signal ends it
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    try {
+      jitCompile(kAddSource, o);
+    } catch (...) {
+    }
+    ::_exit(0);
+  }
+  pid_t helper = -1;
+  for (int k = 0; k < 200 && helper <= 0; k++) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    if (fs::exists(root_ + "/helper.pid")) helper = readPid(root_ + "/helper.pid");
+  }
+  ASSERT_GT(helper, 0) << "the compiler never started";
+  ::kill(child, SIGTERM);
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+  EXPECT_TRUE(processGone(helper));
 }

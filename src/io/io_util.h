@@ -131,6 +131,10 @@ inline constexpr long kStaleTempSeconds = 10 * 60;
 /// Returns a slot for unregisterTemporary, or -1 when the fixed registry is full.
 int registerTemporary(const std::string& path);
 void unregisterTemporary(int slot);
+/// Adds an async-signal-safe hook that the same handlers run first (the JIT kills its
+/// running compilers there); installs the handlers. At most a few hooks; repeats of one
+/// hook are kept once.
+void addFatalSignalHook(void (*hook)() noexcept);
 /// Removes stale temporaries (kTempMarker names, writer dead, older than
 /// kStaleTempSeconds) in `dir` ("" or ending in '/'); once per directory per process.
 void sweepStaleTemporaries(const std::string& dir);

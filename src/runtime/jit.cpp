@@ -38,6 +38,7 @@
 #include <mutex>
 #include <sstream>
 
+#include "io/io_util.h"
 #include "runtime/jit_cache.h"
 #include "runtime/sha256.h"
 #include "tessel/error.h"
@@ -308,6 +309,9 @@ CompilerRun runCompiler(const std::vector<std::string>& args, const std::string&
     ::close(outPipe[1]);
     throw CompileError("JIT: pipe() failed: " + errnoText(e));
   }
+  // The compiler has its own process group (a timeout kills all of it), so a terminal's
+  // Ctrl-C reaches only tessel: its handler kills the compilers before tessel ends.
+  io_detail::addFatalSignalHook(jitKillRunningCompilers);
   const pid_t parent = ::getpid();
   pid_t pid = ::fork();
   if (pid < 0) {
