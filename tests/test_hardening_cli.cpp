@@ -19,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "support/test_support.h"
 #include "support/tool_runner.h"
 
 namespace fs = std::filesystem;
@@ -32,21 +33,8 @@ struct Options {
   double timeoutSeconds = 120;             // then SIGKILL: a test fails, never hangs
 };
 
-class HardeningCli : public ::testing::Test {
+class HardeningCli : public tessel::testing::ScratchDirTest {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessel_h26cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string file(const std::string& name, const std::string& bytes) const {
-    std::ofstream(path(name), std::ios::binary) << bytes;
-    return path(name);
-  }
-
   pid_t spawn(const std::vector<std::string>& args, const Options& o) {
     std::vector<std::string> copy = args;
     std::string tool = TESSEL_TOOL;
@@ -93,8 +81,6 @@ class HardeningCli : public ::testing::Test {
     r.err = slurp(path(".stderr"));
     return r;
   }
-
-  fs::path dir_;
 };
 
 /// Exactly one line on stderr, starting with `prefix`, mentioning each string.

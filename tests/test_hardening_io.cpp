@@ -32,22 +32,7 @@ using namespace tessel;
 
 namespace {
 
-class Hardening : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("tessel_h26_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-  std::string path(const std::string& name) const { return (dir_ / name).string(); }
-  std::string file(const std::string& name, const std::string& bytes) const {
-    std::ofstream(path(name), std::ios::binary) << bytes;
-    return path(name);
-  }
-  fs::path dir_;
-};
+class Hardening : public tessel::testing::ScratchDirTest {};
 
 /// The message of the FileError `f` throws ("" and a test failure if it throws none).
 std::string fileErrorOf(const std::function<void()>& f) {
@@ -88,29 +73,7 @@ bool finishesWithin(double seconds, const std::function<void()>& f) {
 
 // ---- gzip streams ------------------------------------------------------------------------
 
-uint32_t crc32(const std::string& s) {
-  uint32_t c = 0xffffffffu;
-  for (unsigned char b : s) {
-    c ^= b;
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-  }
-  return c ^ 0xffffffffu;
-}
-
-/// A gzip file of one stored deflate block (data under 64 KiB), with its 8-byte trailer.
-std::string gzipStored(const std::string& data) {
-  std::string g = {'\x1f', '\x8b', '\x08', '\0', '\0', '\0', '\0', '\0', '\0', '\x03'};
-  g += '\x01';  // final block, stored
-  uint16_t len = static_cast<uint16_t>(data.size()), nlen = static_cast<uint16_t>(~len);
-  g += static_cast<char>(len & 0xff);
-  g += static_cast<char>(len >> 8);
-  g += static_cast<char>(nlen & 0xff);
-  g += static_cast<char>(nlen >> 8);
-  g += data;
-  for (uint32_t v : {crc32(data), static_cast<uint32_t>(data.size())})
-    for (int i = 0; i < 4; ++i) g += static_cast<char>((v >> (8 * i)) & 0xff);
-  return g;
-}
+using tessel::testing::gzipStored;
 
 bool haveZlib(const std::string& anyGz) {
   try {

@@ -677,30 +677,8 @@ TEST_F(IoTest, WriteReplacesExistingFile) {
 // ---------------------------------------------------------------------------------------
 // gzip (optional: needs zlib in the library build)
 
-namespace {
-uint32_t crc32(const std::string& s) {
-  uint32_t c = 0xffffffffu;
-  for (unsigned char b : s) {
-    c ^= b;
-    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
-  }
-  return c ^ 0xffffffffu;
-}
-/// A valid gzip file with one stored (uncompressed) deflate block.
-std::string gzipStored(const std::string& data) {
-  std::string g = {'\x1f', '\x8b', '\x08', '\0', '\0', '\0', '\0', '\0', '\0', '\x03'};
-  g += '\x01';  // final block, stored
-  uint16_t len = static_cast<uint16_t>(data.size()), nlen = static_cast<uint16_t>(~len);
-  g += static_cast<char>(len & 0xff);
-  g += static_cast<char>(len >> 8);
-  g += static_cast<char>(nlen & 0xff);
-  g += static_cast<char>(nlen >> 8);
-  g += data;
-  for (uint32_t v : {crc32(data), static_cast<uint32_t>(data.size())})
-    for (int i = 0; i < 4; ++i) g += static_cast<char>((v >> (8 * i)) & 0xff);
-  return g;
-}
-}  // namespace
+using tessel::testing::gzipStored;
+
 
 TEST_F(IoTest, GzipInput) {
   auto p = file("g.mtx.gz", gzipStored("%%MatrixMarket matrix coordinate real general\n2 2 1\n2 1 5\n"));

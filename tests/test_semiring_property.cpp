@@ -75,6 +75,34 @@ Case randomCase(std::mt19937_64& rng) {
   return c;
 }
 
+/// Compiles and runs `c` under `s` on `threads` threads (the default parallel schedule)
+/// and compares with the reference evaluator; tensors of `type`, values rounded to
+/// integers -3..3 when `integers`. False when the case is refused: a summed variable
+/// used in another factor of its term, by name.
+bool runAgainstReference(const Case& c, const Semiring& s, int threads, Datatype type = Datatype::Float64,
+                         bool integers = false) {
+  std::map<std::string, TensorBase> tensors;
+  for (const Operand& o : c.in) {
+    CooData d = o.data;
+    if (integers)
+      for (double& v : d.values) v = std::round(v * 3);  // -3..3: zeros, ones, signs
+    tensors.emplace(o.name, makeTensor(o.name, d, o.format, type));
+  }
+  TensorBase out("a", type, c.outDims, c.out);
+  tensors.emplace("a", out);
+  Assignment a = parseAssignment(c.expr, tensors);
+  a.semiring = s;
+  try {
+    Kernel::compile(a, defaultParallelSchedule(a, threads))->run(a, threads);
+  } catch (const UserError& e) {
+    EXPECT_NE(std::string(e.what()).find("also used outside that sum"), std::string::npos) << e.what();
+    return false;
+  }
+  std::string why;
+  EXPECT_TRUE(tensorsClose(referenceEvaluate(a), out.toCoo(), 1e-9, 1e-9, &why, s)) << why;
+  return true;
+}
+
 }  // namespace
 
 TEST(SemiringProperty, RandomSumsOfProducts) {
@@ -86,22 +114,7 @@ TEST(SemiringProperty, RandomSumsOfProducts) {
       for (int threads : {1, 2, 4}) {
         SCOPED_TRACE("case " + std::to_string(n) + ": " + c.expr + " under " + s.name + " on " +
                      std::to_string(threads) + " threads");
-        std::map<std::string, TensorBase> tensors;
-        for (const Operand& o : c.in) tensors.emplace(o.name, makeTensor(o.name, o.data, o.format));
-        TensorBase out("a", Datatype::Float64, c.outDims, c.out);
-        tensors.emplace("a", out);
-        Assignment a = parseAssignment(c.expr, tensors);
-        a.semiring = s;
-        try {
-          Kernel::compile(a, defaultParallelSchedule(a, threads))->run(a, threads);
-        } catch (const UserError& e) {
-          // A summed variable used in another factor of its term is refused by name.
-          EXPECT_NE(std::string(e.what()).find("also used outside that sum"), std::string::npos) << e.what();
-          continue;
-        }
-        std::string why;
-        EXPECT_TRUE(tensorsClose(referenceEvaluate(a), out.toCoo(), 1e-9, 1e-9, &why, s)) << why;
-        ran++;
+        ran += runAgainstReference(c, s, threads);
       }
   }
   EXPECT_GE(ran, 100);
@@ -127,25 +140,7 @@ TEST(SemiringProperty, TheCatalogue) {
         const Case& c = cases[n];
         SCOPED_TRACE("case " + std::to_string(n) + ": " + c.expr + " under " + name + " on " +
                      std::to_string(threads) + " threads");
-        std::map<std::string, TensorBase> tensors;
-        for (const Operand& o : c.in) {
-          CooData d = o.data;
-          for (double& v : d.values) v = std::round(v * 3);  // -3..3: zeros, ones, signs
-          tensors.emplace(o.name, makeTensor(o.name, d, o.format, type));
-        }
-        TensorBase out("a", type, c.outDims, c.out);
-        tensors.emplace("a", out);
-        Assignment a = parseAssignment(c.expr, tensors);
-        a.semiring = s;
-        try {
-          Kernel::compile(a, defaultParallelSchedule(a, threads))->run(a, threads);
-        } catch (const UserError& e) {
-          EXPECT_NE(std::string(e.what()).find("also used outside that sum"), std::string::npos) << e.what();
-          continue;
-        }
-        std::string why;
-        EXPECT_TRUE(tensorsClose(referenceEvaluate(a), out.toCoo(), 1e-9, 1e-9, &why, s)) << why;
-        ran++;
+        ran += runAgainstReference(c, s, threads, type, true);
       }
   }
   EXPECT_GE(ran, 150);

@@ -1,6 +1,8 @@
 // Shared helpers for tests.
 #include "support/test_support.h"
 
+#include <fstream>
+
 #include "runtime/index_arrays.h"
 
 #include <filesystem>
@@ -231,6 +233,36 @@ void expectScheduleRejected(const std::map<std::string, TensorBase>& tensors, co
   } catch (const ScheduleError& e) {
     for (const std::string& p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
   }
+}
+
+namespace {
+uint32_t crc32(const std::string& s) {
+  uint32_t c = 0xffffffffu;
+  for (unsigned char b : s) {
+    c ^= b;
+    for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320u & (0u - (c & 1u)));
+  }
+  return c ^ 0xffffffffu;
+}
+}  // namespace
+
+std::string gzipStored(const std::string& data) {
+  std::string g = {'\x1f', '\x8b', '\x08', '\0', '\0', '\0', '\0', '\0', '\0', '\x03'};
+  g += '\x01';  // final block, stored
+  uint16_t len = static_cast<uint16_t>(data.size()), nlen = static_cast<uint16_t>(~len);
+  g += static_cast<char>(len & 0xff);
+  g += static_cast<char>(len >> 8);
+  g += static_cast<char>(nlen & 0xff);
+  g += static_cast<char>(nlen >> 8);
+  g += data;
+  for (uint32_t v : {crc32(data), static_cast<uint32_t>(data.size())})
+    for (int i = 0; i < 4; ++i) g += static_cast<char>((v >> (8 * i)) & 0xff);
+  return g;
+}
+
+std::string ScratchDirTest::file(const std::string& name, const std::string& bytes) const {
+  std::ofstream(path(name), std::ios::binary) << bytes;
+  return path(name);
 }
 
 }  // namespace tessel::testing

@@ -62,6 +62,21 @@ std::filesystem::path makeScratchDir(const std::string& prefix);
 /// Remove a scratch directory and everything in it (errors ignored).
 void removeScratchDir(const std::filesystem::path& dir);
 
+/// A valid gzip file (one stored, uncompressed deflate block, data under 64 KiB) with its
+/// CRC-32 and length trailer: tests cut or corrupt it byte by byte.
+std::string gzipStored(const std::string& data);
+
+/// A fixture with a fresh scratch directory per test (makeScratchDir), removed after it.
+class ScratchDirTest : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = makeScratchDir("tessel-test"); }
+  void TearDown() override { removeScratchDir(dir_); }
+  std::string path(const std::string& name) const { return (dir_ / name).string(); }
+  /// Writes `bytes` to the file `name` in the directory; its path.
+  std::string file(const std::string& name, const std::string& bytes) const;
+  std::filesystem::path dir_;
+};
+
 /// lhs = rhs (or += when acc) without recording it in the output tensor.
 Assignment makeAssignment(const IndexExpr& lhs, const IndexExpr& rhs, bool acc = false);
 
