@@ -17,5 +17,7 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$artifacts"
-TMPDIR=$work "$fuzzer" -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 \
+# libFuzzer exits 77 on a crash by default, which ctest would read as a skip: a found
+# bug must fail the test.
+TMPDIR=$work "$fuzzer" -max_total_time="$secs" -timeout=5 -rss_limit_mb=2048 -error_exitcode=1 -timeout_exitcode=1 \
   -print_final_stats=1 -artifact_prefix="$artifacts/$(basename "$fuzzer")-" "$work" "$seeds"
