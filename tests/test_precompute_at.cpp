@@ -21,15 +21,6 @@ namespace {
 Format fmt(const std::string& s) { return Format::parse(s); }
 const std::string kMttkrp = "A(i,l) = B(i,j,k) * C(j,l) * D(k,l)";
 
-void expectAllThreads(const std::string& expr, const std::vector<Operand>& in, const Format& out,
-                      const std::string& schedule) {
-  for (int threads : {1, 2, 4}) {
-    SCOPED_TRACE(expr + " with " + schedule + " on " + std::to_string(threads) + " threads");
-    EXPECT_TRUE(matchesReferenceScheduled(
-        expr, in, out, [&](const std::vector<IndexVar>&) { return schedule; }, threads));
-  }
-}
-
 }  // namespace
 
 TEST(PrecomputeAt, MttkrpHandComputed) {

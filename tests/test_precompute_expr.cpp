@@ -12,15 +12,6 @@ namespace {
 
 Format fmt(const std::string& s) { return Format::parse(s); }
 
-void expectAllThreads(const std::string& expr, const std::vector<Operand>& in, const Format& out,
-                      const std::string& schedule) {
-  for (int threads : {1, 2, 4}) {
-    SCOPED_TRACE(expr + " with " + schedule + " on " + std::to_string(threads) + " threads");
-    EXPECT_TRUE(matchesReferenceScheduled(
-        expr, in, out, [&](const std::vector<IndexVar>&) { return schedule; }, threads));
-  }
-}
-
 /// Shapes of A (rows x mid), B (mid x cols): ordinary, one empty, zero-sized.
 struct Shape {
   int64_t rows, mid, cols;

@@ -40,14 +40,6 @@ std::vector<Data> spmvData(const Format& bf) {
 using OrderFn = std::function<std::string(const std::vector<IndexVar>&)>;
 OrderFn fixed(const std::string& s) { return [s](const std::vector<IndexVar>&) { return s; }; }
 
-void expectAllThreads(const std::string& expr, const std::vector<Operand>& in, const Format& out,
-                      const std::string& schedule) {
-  for (int threads : {1, 2, 4}) {
-    SCOPED_TRACE(schedule + " on " + std::to_string(threads) + " threads");
-    EXPECT_TRUE(matchesReferenceScheduled(expr, in, out, fixed(schedule), threads));
-  }
-}
-
 }  // namespace
 
 TEST(Schedule, SpMVEverySchedule) {

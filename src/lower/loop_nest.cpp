@@ -6,6 +6,7 @@
 
 #include "lower/level_format.h"
 #include "lower/output_plan.h"
+#include "lower/symbols.h"
 #include "notation/products.h"
 #include "tessel/error.h"
 
@@ -353,12 +354,6 @@ class Scheduler {
     return foralls(0, t->depth + 1, where, [](const Loop&) { return true; });
   }
 
-  static bool mentions(const IndexExpr& e, const IndexVar& v) {
-    for (const tessel::ExprNode* n : accessesOf(e))
-      if (std::find(n->vars.begin(), n->vars.end(), v) != n->vars.end()) return true;
-    return false;
-  }
-
   LocalTemporary localTemporary(const ScheduleCommand& c) {
     const IndexVar& at = c.vars[0];
     int d = find(at);
@@ -396,7 +391,7 @@ class Scheduler {
     std::vector<IndexVar> rest = p_.output.levelVars, mine;
     for (size_t f = 0; f < have.size(); f++)
       if (!used[f])
-        for (const tessel::ExprNode* n : accessesOf(have[f])) rest.insert(rest.end(), n->vars.begin(), n->vars.end());
+        for (const tessel::ExprNode* n : accessesIn(have[f])) rest.insert(rest.end(), n->vars.begin(), n->vars.end());
     for (const tessel::ExprNode* n : t.factors)
       for (const IndexVar& v : n->vars)
         if (!has(mine, v)) mine.push_back(v);
@@ -415,23 +410,10 @@ class Scheduler {
         bool inRest = false;
         for (size_t f = 0; f < have.size(); f++)
           if (!used[f])
-            for (const tessel::ExprNode* n : accessesOf(have[f])) inRest |= has(n->vars, v);
+            for (const tessel::ExprNode* n : accessesIn(have[f])) inRest |= has(n->vars, v);
         if (!inRest) fail("the output's " + v.name() + " appears in no factor below the loop over " + at.name());
       }
     return t;
-  }
-
-  static std::vector<const tessel::ExprNode*> accessesOf(const IndexExpr& e) {
-    std::vector<const tessel::ExprNode*> out;
-    std::vector<const tessel::ExprNode*> stack{e.get()};
-    while (!stack.empty()) {
-      const tessel::ExprNode* n = stack.back();
-      stack.pop_back();
-      if (n->kind == ExprKind::Access) out.push_back(n);
-      if (n->b.defined()) stack.push_back(n->b.get());
-      if (n->a.defined()) stack.push_back(n->a.get());
-    }
-    return out;
   }
 
   int loopFor(const IndexVar& v) const {

@@ -128,12 +128,6 @@ class LoopLowerer {
     return probed;
   }
 
-  static bool mentions(const IndexExpr& e, const IndexVar& v) {
-    for (const tessel::ExprNode* n : accessesIn(e))
-      if (std::find(n->vars.begin(), n->vars.end(), v) != n->vars.end()) return true;
-    return false;
-  }
-
   int iteratedAt(const Env& env, const tessel::ExprNode* n, const IndexVar& v) const {
     if (local_ && local_->reads(n)) return -1;  // the temporary is dense: read, never iterated
     int a = p_.accessIndex(n);

@@ -1,6 +1,7 @@
 // Symbol tables for generated functions.
 #include "lower/symbols.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include "tessel/error.h"
@@ -32,6 +33,12 @@ std::vector<const tessel::ExprNode*> accessesIn(const IndexExpr& e) {
   std::vector<const tessel::ExprNode*> r;
   if (e.defined()) collect(e, r);
   return r;
+}
+
+bool mentions(const IndexExpr& e, const IndexVar& v) {
+  for (const tessel::ExprNode* n : accessesIn(e))
+    if (std::find(n->vars.begin(), n->vars.end(), v) != n->vars.end()) return true;
+  return false;
 }
 
 std::string Symbols::fresh(const std::string& base) {

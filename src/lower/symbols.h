@@ -56,6 +56,8 @@ struct Env {
 
 /// Accesses in an expression, left to right.
 std::vector<const ExprNode*> accessesIn(const IndexExpr& e);
+/// Whether some access of e is indexed by v.
+bool mentions(const IndexExpr& e, const IndexVar& v);
 
 class Symbols {
  public:

@@ -260,6 +260,15 @@ std::string gzipStored(const std::string& data) {
   return g;
 }
 
+void expectAllThreads(const std::string& expr, const std::vector<Operand>& in, const Format& out,
+                      const std::string& schedule) {
+  for (int threads : {1, 2, 4}) {
+    SCOPED_TRACE(expr + " with " + schedule + " on " + std::to_string(threads) + " threads");
+    EXPECT_TRUE(matchesReferenceScheduled(
+        expr, in, out, [&](const std::vector<IndexVar>&) { return schedule; }, threads));
+  }
+}
+
 std::string ScratchDirTest::file(const std::string& name, const std::string& bytes) const {
   std::ofstream(path(name), std::ios::binary) << bytes;
   return path(name);

@@ -47,6 +47,11 @@ struct Operand {
     const std::function<std::string(const std::vector<IndexVar>& order)>& schedule, int threads,
     double tol = 1e-9);
 
+/// matchesReferenceScheduled with the fixed `schedule` at 1, 2 and 4 threads, each an
+/// EXPECT (traced with the expression, schedule and thread count).
+void expectAllThreads(const std::string& expr, const std::vector<Operand>& in, const Format& out,
+                      const std::string& schedule);
+
 /// Compiles `expr` once (the default parallel schedule when `threads` > 1) and runs it
 /// into the same output tensor once per round, the inputs refilled with that round's
 /// data (same names and formats as round 0), comparing every result with the reference
