@@ -38,7 +38,6 @@ std::vector<Data> spmvData(const Format& bf) {
 }
 
 using OrderFn = std::function<std::string(const std::vector<IndexVar>&)>;
-OrderFn fixed(const std::string& s) { return [s](const std::vector<IndexVar>&) { return s; }; }
 
 }  // namespace
 
