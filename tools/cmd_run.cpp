@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "expression_args.h"
+#include "run_distributed.h"
 
 namespace tessel::cli {
 
@@ -34,7 +35,31 @@ struct Options {
   std::string schedule;                 // -s
   int threads = 1;                      // --threads
   std::string semiring = "plus_times";  // --semiring
+  std::string machine;                  // -m
+  std::vector<std::string> distributions;  // -d NAME:DIST
+  bool commStats = false;               // --comm-stats
 };
+
+int runOnRanks(const Options& opt) {
+  DistributedRunOptions d;
+  d.expr = opt.expr;
+  d.formats = opt.formats;
+  d.types = opt.types;
+  d.inputs = opt.inputs;
+  d.generated = opt.generated;
+  d.distributions = opt.distributions;
+  d.output = opt.output;
+  d.schedule = opt.schedule;
+  d.machine = opt.machine;
+  d.semiring = opt.semiring;
+  d.threads = opt.threads;
+  d.timeReps = opt.timeReps;
+  d.check = opt.check;
+  d.commStats = opt.commStats;
+  d.emit = opt.emitC;
+  d.seed = opt.seed;
+  return runDistributed(d);
+}
 
 /// Where each input comes from: a file or a generator spec.
 struct Sources {
@@ -179,6 +204,9 @@ void checkAgainstReference(const CooData& expected, const TensorBase& output, co
 }
 
 int runCommand(const Options& opt) {
+  if (wantsDistributed(opt.machine)) return runOnRanks(opt);
+  if (!opt.distributions.empty() || opt.commStats)
+    throw UsageError(std::string(opt.commStats ? "--comm-stats" : "-d") + " needs a machine: give -m (e.g. -m 2x2) and start with mpirun");
   Semiring semiring = semiringOption(opt.semiring);
   ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats, opt.types);
   Sources sources = parseSources(opt, args);
@@ -276,6 +304,17 @@ void registerRun(CLI::App& app, Action& action) {
                   "Threads for parallel loops (default 1). Without -s, more than one thread picks a "
                   "parallel schedule: blocks of output rows, or an even split of non-zeros for skewed rows")
       ->check(CLI::Range(1, 4096));
+  run->add_option("-m,--machine", opt->machine,
+                  "Run distributed on a grid of MPI ranks: 4, 2x2, 2x2x2 (start with mpirun -np <ranks>); "
+                  "--threads then sets the threads inside each rank")
+      ->type_name("GRID");
+  run->add_option("-d,--distribution", opt->distributions,
+                  "Distribution of a tensor over the machine (DISTAL notation): A:xy->xy (blocks), B:xy->x (rows), "
+                  "A:xy->xy0 (fixed), c:x->* (replicated). Default: the first dimension in blocks over all ranks")
+      ->type_name("NAME:DIST")
+      ->allow_extra_args(false);
+  run->add_flag("--comm-stats", opt->commStats,
+                "Distributed: bytes each tensor moved, next to the schedule's formula");
   run->callback([&action, opt] { action = [opt] { return runCommand(*opt); }; });
 }
 

@@ -27,5 +27,7 @@ int main(int argc, char** argv) {
     return 2;
   }
   int rc = runGuarded(action);
-  return finishStdout(rc);
+  rc = finishStdout(rc);
+  tessel::finalizeDistributed();
+  return rc;
 }

@@ -3,6 +3,8 @@
 
 #include "tessel/binary_format.h"
 #include "tessel/coo.h"
+#include "tessel/distributed.h"
+#include "tessel/distribution.h"
 #include "tessel/error.h"
 #include "tessel/format.h"
 #include "tessel/generate.h"

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "notation/parse_bind.h"
+#include "schedule/schedule_text.h"
 #include "tessel/error.h"
 #include "tessel/schedule.h"
 
@@ -10,11 +11,7 @@ namespace tessel {
 
 namespace {
 
-struct RawCommand {
-  std::string name;
-  std::vector<std::string> args;
-  std::string text;
-};
+using RawCommand = ScheduleText;
 
 std::string trim(const std::string& s) {
   size_t b = s.find_first_not_of(" \t\n"), e = s.find_last_not_of(" \t\n");
@@ -49,8 +46,9 @@ std::vector<std::string> splitArguments(const std::string& inside) {
   return args;
 }
 
-/// Split "a(x,y), b(z)" into commands at top-level commas or semicolons.
-std::vector<RawCommand> tokenize(const std::string& text) {
+}  // namespace
+
+std::vector<ScheduleText> splitScheduleText(const std::string& text) {
   std::vector<RawCommand> out;
   size_t p = 0;
   while (p < text.size()) {
@@ -72,6 +70,8 @@ std::vector<RawCommand> tokenize(const std::string& text) {
   }
   return out;
 }
+
+namespace {
 
 /// Lower case without underscores: "CPUThread" and "cpu_thread" read alike.
 std::string canonical(const std::string& s) {
@@ -222,7 +222,7 @@ class CommandParser {
 }  // namespace
 
 Schedule parseSchedule(const std::string& text, const Assignment& a) {
-  std::vector<RawCommand> commands = tokenize(text);
+  std::vector<RawCommand> commands = splitScheduleText(text);
   // Refused before any command is checked: a schedule this long is not a schedule.
   if (commands.size() > kMaxScheduleCommands)
     throw ScheduleError("schedule has " + std::to_string(commands.size()) + " commands; at most " +

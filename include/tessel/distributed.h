@@ -1,0 +1,132 @@
+// Distributed tensor algebra over MPI (DISTAL): the same assignment runs on the ranks of a
+// machine grid, each tensor distributed by the tensor distribution notation
+// (tessel/distribution.h), the loops distributed by the schedule.
+//
+//   Machine m{Grid(2, 2)};                                  // under mpirun -np 4
+//   DistTensor A("A", {n, n}, "xy->xy", m.grid), B(...), C(...);
+//   B.fill([](const std::vector<int64_t>& c) { return ...; });   // each rank its piece
+//   auto k = DistributedKernel::compile("A(i,j) = B(i,k) * C(k,j)", {A, B, C}, m,
+//       "distribute({i,j},{io,jo},{ii,ji}),split(k,ko,ki,256),reorder(ko,ii,ji,ki),"
+//       "communicate(A,jo),communicate({B,C},ko),substitute({ii,ji,ki},blas)");
+//   DistRunStats s = k->run({A, B, C});                      // collective
+//   CooData all = A.gather();                               // rank 0 gets every entry
+//
+// Without a launcher the process is a 1-rank machine and needs no MPI. Every call here is
+// collective over all ranks unless it says otherwise; errors that every rank sees alike
+// (bad notation, distribution, schedule) are thrown on every rank.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "tessel/coo.h"
+#include "tessel/distribution.h"
+
+namespace tessel {
+
+namespace spmd {
+struct Program;
+}
+
+/// The ranks (a grid) and the threads inside each rank.
+struct Machine {
+  Grid grid;
+  int threads = 1;
+  /// -m text ("4", "2x2", "2x2x2"); DistributionError if it does not fit the ranks running.
+  static Machine parse(const std::string& text, int threads = 1);
+  /// Every rank running, as a one-dimensional grid.
+  static Machine world(int threads = 1);
+  /// DistributionError (on every rank) unless the grid has as many ranks as are running.
+  void checkRanks() const;
+};
+
+/// This process's rank and the number of ranks (1 without a launcher).
+int worldRank();
+int worldSize();
+/// Ends MPI at the end of main (no-op without MPI).
+void finalizeDistributed();
+/// Collective: the largest (`largest`) or smallest value over all ranks.
+int64_t reduceOverRanks(int64_t v, bool largest);
+/// Ends every rank with `code`, printing `message` (one line) from this one. Not collective.
+[[noreturn]] void abortAllRanks(int code, const std::string& message);
+
+/// A dense float64 tensor whose pieces live on the ranks that own them: this rank holds
+/// its piece (row-major over its box) or nothing. A handle: copies share the piece.
+class DistTensor {
+ public:
+  DistTensor() = default;
+  /// `distribution` in the notation ("xy->xy", "x->*", ...) over `grid`; empty: every
+  /// rank holds the whole tensor. Checked: DistributionError naming the tensor and rule.
+  DistTensor(std::string name, std::vector<int64_t> dims, const std::string& distribution, Grid grid);
+  DistTensor(std::string name, std::vector<int64_t> dims, Distribution distribution, Grid grid);
+
+  const std::string& name() const;
+  const std::vector<int64_t>& dims() const;
+  const Distribution& distribution() const;
+  const Grid& grid() const;
+  /// This rank's box, nothing when it holds no piece.
+  const std::optional<std::vector<Extent>>& piece() const;
+  double* data();
+  const double* data() const;
+  int64_t localSize() const;
+
+  /// This rank's piece from a function of global coordinates (not collective).
+  void fill(const std::function<double(const std::vector<int64_t>&)>& value);
+  /// This rank keeps the entries of `global` in its piece (not collective: every rank
+  /// passes the same data, e.g. each read the same file).
+  void setFromCoo(const CooData& global);
+  /// Collective: rank 0 gets every entry (non-zeros, in row-major order), the others an
+  /// empty CooData of the same dims.
+  CooData gather() const;
+
+  struct Impl;
+  const std::shared_ptr<Impl>& impl() const { return impl_; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+/// What a distributed run cost: the slowest rank's times, bytes moved.
+struct DistRunStats {
+  double seconds = 0;         ///< whole run, slowest rank
+  double computeSeconds = 0;  ///< leaf kernels, slowest rank
+  double commSeconds = 0;     ///< waiting for and packing transfers, slowest rank
+  struct PerTensor {
+    std::string name;
+    int64_t maxBytesReceived = 0;  ///< over ranks (fetches, and reductions into owners)
+    int64_t totalBytesSent = 0;    ///< over all ranks
+    int64_t formulaBytes = 0;      ///< the schedule's formula: the boxes a rank needs, max over ranks
+  };
+  std::vector<PerTensor> tensors;
+  int64_t maxBytesSent = 0;  ///< the most any rank sent
+};
+
+class DistributedKernel {
+ public:
+  /// Lower `expr` (index notation over the tensors' names; float64, plus_times) for
+  /// `machine` with a distributed schedule (text: divide, split, reorder, distribute,
+  /// communicate, rotate, substitute, parallelize, unroll). An empty schedule owner-computes
+  /// by the output's distribution. Compiles the leaf kernel once per node.
+  static std::shared_ptr<DistributedKernel> compile(const std::string& expr, const std::vector<DistTensor>& tensors,
+                                                    const Machine& machine, const std::string& schedule = "");
+  /// Run on tensors with the names, dims and distributions compiled for. Collective.
+  DistRunStats run(const std::vector<DistTensor>& tensors) const;
+  /// The SPMD program with its communication, and the leaf's C code.
+  std::string emit() const;
+  /// The schedule used (the given one, or the default).
+  const std::string& schedule() const;
+
+  struct Impl;
+  ~DistributedKernel();
+
+ private:
+  DistributedKernel() = default;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tessel

@@ -1,0 +1,130 @@
+// DistributedKernel: the distributed lowering, the leaf kernels (compiled once per node),
+// and runs through the SPMD executor.
+#include <map>
+
+#include "lower/distribute_loops.h"
+#include "runtime/spmd/comm.h"
+#include "runtime/spmd/executor.h"
+#include "runtime/spmd/leaves.h"
+#include "tessel/distributed.h"
+#include "tessel/error.h"
+#include "tessel/kernel.h"
+#include "tessel/syntax.h"
+
+namespace tessel {
+
+struct DistributedKernel::Impl {
+  spmd::Program program;
+  std::string schedule;
+  std::vector<Assignment> leafAssignments;
+  std::vector<Schedule> leafSchedules;
+  std::unique_ptr<spmd::Leaf> leaf;
+};
+
+DistributedKernel::~DistributedKernel() = default;
+
+namespace {
+
+std::map<std::string, TensorVar> varsOf(const std::vector<DistTensor>& tensors) {
+  std::map<std::string, TensorVar> vars;
+  for (const DistTensor& t : tensors) {
+    if (!t.impl()) throw UserError("a distributed kernel was given an empty DistTensor handle");
+    vars.emplace(t.name(), TensorVar(t.name(), Datatype::Float64, t.dims(), DenseFormat(static_cast<int>(t.dims().size()))));
+  }
+  return vars;
+}
+
+struct CompileLeaves {
+  const std::vector<Assignment>* assignments;
+  const std::vector<Schedule>* schedules;
+  std::vector<std::shared_ptr<Kernel>> kernels;
+  static void run(void* self) {
+    auto* c = static_cast<CompileLeaves*>(self);
+    c->kernels.clear();
+    for (size_t v = 0; v < c->assignments->size(); v++)
+      c->kernels.push_back(Kernel::compile((*c->assignments)[v], (*c->schedules)[v]));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string& expr, const std::vector<DistTensor>& tensors,
+                                                              const Machine& machine, const std::string& schedule) {
+  machine.checkRanks();
+  Assignment a = parseAssignment(expr, varsOf(tensors));
+  std::map<std::string, lower::Placement> placement;
+  for (const DistTensor& t : tensors) placement[t.name()] = lower::Placement{t.grid(), t.distribution()};
+  auto k = std::shared_ptr<DistributedKernel>(new DistributedKernel());
+  k->impl_ = std::make_unique<Impl>();
+  Impl& im = *k->impl_;
+  const std::string& out = a.lhsNode().tensor.name();
+  if (!placement.count(out)) throw NotationError("no DistTensor given for the output " + out);
+  im.schedule = schedule.empty() ? lower::defaultDistributedSchedule(a, machine, placement.at(out)) : schedule;
+  im.program = lower::distributeLoops(a, im.schedule, machine, placement);
+  if (im.program.gemm) {
+    im.leaf = spmd::gemmLeaf(im.program);
+    return k;
+  }
+  // The leaf kernels run on local tensors of the same names (any shape: the kernel takes
+  // dimensions at run time).
+  std::map<std::string, TensorVar> vars = varsOf(tensors);
+  for (const spmd::Program::LeafVariant& v : im.program.leaves) {
+    Assignment leaf = parseAssignment(v.text, vars);
+    Schedule s = parseSchedule(im.program.leafSchedule, leaf);
+    if (machine.threads > 1 && im.program.leafSchedule.find("parallelize") == std::string::npos) {
+      const Schedule parallel = defaultParallelSchedule(leaf, machine.threads);
+      for (const ScheduleCommand& c : parallel.commands()) s.add(c);
+    }
+    im.leafAssignments.push_back(leaf);
+    im.leafSchedules.push_back(s);
+  }
+  CompileLeaves c{&im.leafAssignments, &im.leafSchedules, {}};
+  comm::nodeLeaderFirst("compiling the leaf kernel", &CompileLeaves::run, &c);
+  im.leaf = spmd::kernelLeaf(im.program, c.kernels);
+  return k;
+}
+
+DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) const {
+  const spmd::Program& p = impl_->program;
+  std::vector<spmd::Piece> pieces(p.tensors.size());
+  for (size_t t = 0; t < p.tensors.size(); t++) {
+    const spmd::TensorUse& u = p.tensors[t];
+    const DistTensor* found = nullptr;
+    for (const DistTensor& d : tensors)
+      if (d.impl() && d.name() == u.name) found = &d;
+    if (!found) throw UserError("run: no tensor named " + u.name + " (the kernel was compiled for it)");
+    if (found->dims() != u.dims || !(found->grid() == u.grid) || found->distribution().str() != u.distribution.str())
+      throw UserError("run: tensor " + u.name + " has other dimensions or another distribution than compiled for");
+    pieces[t].box = found->piece();
+    pieces[t].data = const_cast<double*>(found->data());
+  }
+  spmd::ExecStats e = spmd::execute(p, *impl_->leaf, pieces);
+  DistRunStats s;
+  s.seconds = comm::maxOver(e.seconds);
+  s.computeSeconds = comm::maxOver(e.computeSeconds);
+  s.commSeconds = comm::maxOver(e.commSeconds);
+  int64_t sent = 0;
+  for (size_t t = 0; t < p.tensors.size(); t++) {
+    DistRunStats::PerTensor pt;
+    pt.name = p.tensors[t].name;
+    pt.maxBytesReceived = comm::maxOver(e.bytesReceived[t]);
+    pt.totalBytesSent = comm::sumOver(e.bytesSent[t]);
+    pt.formulaBytes = comm::maxOver(e.formulaBytes[t]);
+    sent += e.bytesSent[t];
+    s.tensors.push_back(pt);
+  }
+  s.maxBytesSent = comm::maxOver(sent);
+  return s;
+}
+
+std::string DistributedKernel::emit() const {
+  std::string out = spmd::print(impl_->program);
+  for (size_t v = 0; v < impl_->leafAssignments.size(); v++)
+    out += "\n// leaf kernel " + std::to_string(v) + ": " + impl_->leafAssignments[v].str() + "\n" +
+           Kernel::emitC(impl_->leafAssignments[v], impl_->leafSchedules[v]);
+  return out;
+}
+
+const std::string& DistributedKernel::schedule() const { return impl_->schedule; }
+
+}  // namespace tessel

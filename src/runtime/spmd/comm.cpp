@@ -1,0 +1,223 @@
+// MPI behind comm.h. Built without MPI, a launched process with several ranks is refused.
+#include "runtime/spmd/comm.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <exception>
+#include <cstdlib>
+#include <unistd.h>
+
+#include "tessel/error.h"
+
+#ifdef TESSEL_HAVE_MPI
+// The C API only (Open MPI would otherwise pull in its C++ bindings).
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
+
+namespace tessel::comm {
+
+bool launched() {
+  for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_NTASKS"})
+    if (std::getenv(v)) return true;
+  return false;
+}
+
+bool available() {
+#ifdef TESSEL_HAVE_MPI
+  return true;
+#else
+  return false;
+#endif
+}
+
+#ifdef TESSEL_HAVE_MPI
+namespace {
+
+bool started() {
+  static const bool on = [] {
+    if (!launched()) return false;
+    int init = 0;
+    MPI_Initialized(&init);
+    if (!init) {
+      int provided = 0;
+      // Kernels run OpenMP threads inside a rank, but only the main thread calls MPI.
+      if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+        throw EnvironmentError("MPI_Init failed: cannot start the distributed runtime");
+    }
+    // Errors come back as codes (checked below), not as MPI's own abort.
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    return true;
+  }();
+  return on;
+}
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw EnvironmentError(std::string(what) + " failed: " + std::string(text, static_cast<size_t>(len)));
+}
+
+// MPI counts are int: larger transfers go in pieces (same tag, delivered in order).
+constexpr int64_t kMaxPiece = int64_t{1} << 30;
+
+}  // namespace
+
+int rank() {
+  if (!started()) return 0;
+  int r = 0;
+  MPI_Comm_rank(MPI_COMM_WORLD, &r);
+  return r;
+}
+
+int size() {
+  if (!started()) return 1;
+  int s = 1;
+  MPI_Comm_size(MPI_COMM_WORLD, &s);
+  return s;
+}
+
+void barrier() {
+  if (started()) check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");
+}
+
+namespace {
+template <typename T>
+T reduce(T v, MPI_Datatype type, MPI_Op op) {
+  if (!started()) return v;
+  T out{};
+  check(MPI_Allreduce(&v, &out, 1, type, op, MPI_COMM_WORLD), "MPI_Allreduce");
+  return out;
+}
+}  // namespace
+
+double maxOver(double v) { return reduce(v, MPI_DOUBLE, MPI_MAX); }
+double sumOver(double v) { return reduce(v, MPI_DOUBLE, MPI_SUM); }
+int64_t sumOver(int64_t v) { return reduce<long long>(v, MPI_LONG_LONG, MPI_SUM); }
+int64_t maxOver(int64_t v) { return reduce<long long>(v, MPI_LONG_LONG, MPI_MAX); }
+int minOver(int code) { return reduce(code, MPI_INT, MPI_MIN); }
+
+void nodeLeaderFirst(const std::string&, void (*fn)(void*), void* arg) {
+  if (!started()) return fn(arg);
+  MPI_Comm node;
+  check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node), "MPI_Comm_split_type");
+  int nodeRank = 0;
+  MPI_Comm_rank(node, &nodeRank);
+  // The leader's failure must not leave the others waiting: all learn it at the barrier.
+  int failed = 0;
+  std::exception_ptr error;
+  if (nodeRank == 0) {
+    try {
+      fn(arg);
+    } catch (...) {
+      error = std::current_exception();
+      failed = 1;
+    }
+  }
+  int anyFailed = 0;
+  MPI_Allreduce(&failed, &anyFailed, 1, MPI_INT, MPI_MAX, node);
+  MPI_Comm_free(&node);
+  if (error) std::rethrow_exception(error);
+  if (nodeRank != 0) fn(arg);  // a cache hit now (or the same error as the leader)
+}
+
+void abortAll(int code, const std::string& message) {
+  std::fprintf(stderr, "%s\n", message.c_str());
+  std::fflush(stderr);
+  if (started() && size() > 1) MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+void finalize() {
+  int init = 0;
+  MPI_Initialized(&init);
+  if (!init) return;  // never started: nothing to end (and no MPI_Init just for this)
+  int done = 0;
+  MPI_Finalized(&done);
+  if (!done) MPI_Finalize();
+}
+
+struct Exchange::Requests {
+  std::vector<MPI_Request> handles;
+};
+
+Exchange::Exchange() : requests_(std::make_unique<Requests>()) {}
+Exchange::~Exchange() {
+  // Unwinding with transfers in flight: their buffers are about to go, so finish them.
+  if (!requests_->handles.empty())
+    MPI_Waitall(static_cast<int>(requests_->handles.size()), requests_->handles.data(), MPI_STATUSES_IGNORE);
+}
+bool Exchange::empty() const { return requests_->handles.empty(); }
+
+void Exchange::send(int to, int tag, const double* data, int64_t count) {
+  for (int64_t at = 0; at < count || (count == 0 && at == 0); at += kMaxPiece) {
+    int n = static_cast<int>(std::min(kMaxPiece, count - at));
+    MPI_Request r;
+    check(MPI_Isend(data + at, n, MPI_DOUBLE, to, tag, MPI_COMM_WORLD, &r), "MPI_Isend");
+    requests_->handles.push_back(r);
+    if (count == 0) break;
+  }
+}
+
+void Exchange::recv(int from, int tag, double* data, int64_t count) {
+  for (int64_t at = 0; at < count || (count == 0 && at == 0); at += kMaxPiece) {
+    int n = static_cast<int>(std::min(kMaxPiece, count - at));
+    MPI_Request r;
+    check(MPI_Irecv(data + at, n, MPI_DOUBLE, from, tag, MPI_COMM_WORLD, &r), "MPI_Irecv");
+    requests_->handles.push_back(r);
+    if (count == 0) break;
+  }
+}
+
+void Exchange::wait() {
+  auto& h = requests_->handles;
+  if (h.empty()) return;
+  int rc = MPI_Waitall(static_cast<int>(h.size()), h.data(), MPI_STATUSES_IGNORE);
+  h.clear();
+  check(rc, "MPI_Waitall");
+}
+
+#else  // no MPI: one rank
+
+namespace {
+void refuseLaunched() {
+  static const bool checked = [] {
+    for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+      if (const char* s = std::getenv(v); s && std::atoi(s) > 1)
+        throw EnvironmentError("started by a launcher with several ranks, but this tessel was built without MPI");
+    return true;
+  }();
+  (void)checked;
+}
+}  // namespace
+
+int rank() { return refuseLaunched(), 0; }
+int size() { return refuseLaunched(), 1; }
+void barrier() {}
+double maxOver(double v) { return v; }
+double sumOver(double v) { return v; }
+int64_t sumOver(int64_t v) { return v; }
+int64_t maxOver(int64_t v) { return v; }
+int minOver(int code) { return code; }
+void nodeLeaderFirst(const std::string&, void (*fn)(void*), void* arg) { fn(arg); }
+void abortAll(int code, const std::string& message) {
+  std::fprintf(stderr, "%s\n", message.c_str());
+  std::_Exit(code);
+}
+void finalize() {}
+struct Exchange::Requests {
+  std::vector<int> handles;
+};
+Exchange::Exchange() : requests_(std::make_unique<Requests>()) {}
+Exchange::~Exchange() = default;
+bool Exchange::empty() const { return true; }
+void Exchange::send(int, int, const double*, int64_t) { throw InternalError("send without MPI"); }
+void Exchange::recv(int, int, double*, int64_t) { throw InternalError("recv without MPI"); }
+void Exchange::wait() {}
+
+#endif
+
+}  // namespace tessel::comm

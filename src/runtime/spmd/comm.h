@@ -1,0 +1,58 @@
+// The ranks of a distributed run: MPI when a launcher (mpirun, srun) started the process,
+// else one rank and no MPI at all (no daemon, no MPI_Init). Every call below is collective
+// only where it says so.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace tessel::comm {
+
+/// A launcher's environment is present (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK,
+/// SLURM_NTASKS). Does not start MPI.
+bool launched();
+/// Starts MPI on first use when launched(); 0 and 1 otherwise.
+int rank();
+int size();
+/// This build has MPI.
+bool available();
+
+/// Collective over all ranks.
+void barrier();
+double maxOver(double v);
+double sumOver(double v);
+int64_t sumOver(int64_t v);
+int64_t maxOver(int64_t v);
+/// The smallest `code` over ranks (0 = every rank fine): ranks agree on failure.
+int minOver(int code);
+/// Collective over the ranks of one node: rank 0 of each node runs first (e.g. compiles
+/// a kernel into the shared cache), the others after it.
+void nodeLeaderFirst(const std::string& what, void (*fn)(void*), void* arg);
+
+/// Ends every rank with `code` after printing `message` (one line) from this rank.
+[[noreturn]] void abortAll(int code, const std::string& message);
+/// MPI_Finalize when MPI was started (at exit of the tool).
+void finalize();
+
+/// Non-blocking point-to-point transfers of doubles, completed together: every rank posts
+/// the same plan of messages, so a step cannot deadlock.
+class Exchange {
+ public:
+  Exchange();
+  Exchange(const Exchange&) = delete;
+  Exchange& operator=(const Exchange&) = delete;
+  ~Exchange();
+  void send(int to, int tag, const double* data, int64_t count);
+  void recv(int from, int tag, double* data, int64_t count);
+  /// Waits for every posted transfer. Empty after.
+  void wait();
+  bool empty() const;
+
+ private:
+  struct Requests;  // MPI_Request handles (no <mpi.h> in headers)
+  std::unique_ptr<Requests> requests_;
+};
+
+}  // namespace tessel::comm

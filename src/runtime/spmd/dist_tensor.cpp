@@ -1,0 +1,165 @@
+// Distributed tensors: this rank's piece, filling it, gathering all pieces on rank 0.
+#include <algorithm>
+
+#include "runtime/spmd/box.h"
+#include "runtime/spmd/comm.h"
+#include "runtime/spmd/executor.h"
+#include "tessel/distributed.h"
+#include "tessel/error.h"
+#include "io/io_util.h"
+
+namespace tessel {
+
+struct DistTensor::Impl {
+  std::string name;
+  std::vector<int64_t> dims;
+  Distribution distribution;
+  Grid grid;
+  std::optional<std::vector<Extent>> piece;
+  std::vector<double> vals;
+};
+
+int worldRank() { return comm::rank(); }
+int worldSize() { return comm::size(); }
+void finalizeDistributed() { comm::finalize(); }
+int64_t reduceOverRanks(int64_t v, bool largest) { return largest ? comm::maxOver(v) : -comm::maxOver(-v); }
+void abortAllRanks(int code, const std::string& message) { comm::abortAll(code, message); }
+
+Machine Machine::parse(const std::string& text, int threads) {
+  Machine m{Grid::parse(text), threads};
+  if (threads < 1) throw UserError("--threads must be at least 1");
+  return m;
+}
+
+Machine Machine::world(int threads) { return Machine{Grid(comm::size()), threads}; }
+
+void Machine::checkRanks() const {
+  if (grid.size() != comm::size())
+    throw DistributionError("the machine " + grid.str() + " has " + std::to_string(grid.size()) + " ranks, but " +
+                            std::to_string(comm::size()) + " are running (start with mpirun -np " +
+                            std::to_string(grid.size()) + ")");
+}
+
+DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, const std::string& distribution, Grid grid)
+    : DistTensor(std::move(name), std::move(dims), distribution.empty() ? Distribution() : Distribution::parse(distribution),
+                 std::move(grid)) {}
+
+DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, Distribution distribution, Grid grid)
+    : impl_(std::make_shared<Impl>()) {
+  for (int64_t n : dims)
+    if (n < 0) throw DimensionError("tensor " + name + ": negative dimension " + std::to_string(n));
+  if (distribution.defined()) distribution.check(name, static_cast<int>(dims.size()), grid);
+  impl_->name = std::move(name);
+  impl_->dims = std::move(dims);
+  impl_->distribution = std::move(distribution);
+  impl_->grid = std::move(grid);
+  if (impl_->grid.size() != comm::size())
+    throw DistributionError("tensor " + impl_->name + " is placed on a " + impl_->grid.str() + " grid of " +
+                            std::to_string(impl_->grid.size()) + " ranks, but " + std::to_string(comm::size()) +
+                            " are running");
+  spmd::TensorUse u;
+  u.dims = impl_->dims;
+  u.grid = impl_->grid;
+  u.distribution = impl_->distribution;
+  impl_->piece = spmd::piecesOf(u).at(static_cast<size_t>(comm::rank()));
+  if (impl_->piece) {
+    const int64_t n = spmd::volume(*impl_->piece);
+    io_detail::requireMemory(static_cast<long double>(n) * 8, "tensor " + impl_->name + ": this rank's piece");
+    impl_->vals.assign(static_cast<size_t>(n), 0.0);
+  }
+}
+
+const std::string& DistTensor::name() const { return impl_->name; }
+const std::vector<int64_t>& DistTensor::dims() const { return impl_->dims; }
+const Distribution& DistTensor::distribution() const { return impl_->distribution; }
+const Grid& DistTensor::grid() const { return impl_->grid; }
+const std::optional<std::vector<Extent>>& DistTensor::piece() const { return impl_->piece; }
+double* DistTensor::data() { return impl_->vals.data(); }
+const double* DistTensor::data() const { return impl_->vals.data(); }
+int64_t DistTensor::localSize() const { return static_cast<int64_t>(impl_->vals.size()); }
+
+void DistTensor::fill(const std::function<double(const std::vector<int64_t>&)>& value) {
+  if (!impl_->piece) return;
+  const spmd::Box& box = *impl_->piece;
+  std::vector<int64_t> at;
+  for (const Extent& e : box) at.push_back(e.lo);
+  for (double& v : impl_->vals) {
+    v = value(at);
+    for (size_t d = at.size(); d-- > 0;) {
+      if (++at[d] < box[d].hi) break;
+      at[d] = box[d].lo;
+    }
+  }
+}
+
+void DistTensor::setFromCoo(const CooData& global) {
+  if (global.dims != impl_->dims)
+    throw DimensionError("tensor " + impl_->name + ": the data has other dimensions than the tensor");
+  std::fill(impl_->vals.begin(), impl_->vals.end(), 0.0);
+  if (!impl_->piece) return;
+  const spmd::Box& box = *impl_->piece;
+  const int order = static_cast<int>(impl_->dims.size());
+  for (int64_t e = 0; e < global.nnz(); e++) {
+    int64_t off = 0;
+    bool in = true;
+    for (int d = 0; d < order && in; d++) {
+      int64_t c = global.coords[static_cast<size_t>(e * order + d)];
+      in = c >= box[static_cast<size_t>(d)].lo && c < box[static_cast<size_t>(d)].hi;
+      off = off * box[static_cast<size_t>(d)].size() + (c - box[static_cast<size_t>(d)].lo);
+    }
+    if (in) impl_->vals[static_cast<size_t>(off)] += global.values[static_cast<size_t>(e)];
+  }
+}
+
+CooData DistTensor::gather() const {
+  const int me = comm::rank();
+  spmd::TensorUse u;
+  u.dims = impl_->dims;
+  u.grid = impl_->grid;
+  u.distribution = impl_->distribution;
+  auto pieces = spmd::piecesOf(u);
+  spmd::Box all;
+  for (int64_t n : impl_->dims) all.push_back(Extent{0, n});
+  std::vector<double> dense;
+  if (me == 0) {
+    io_detail::requireMemory(static_cast<long double>(spmd::volume(all)) * 8, "gathering " + impl_->name + " on rank 0");
+    dense.assign(static_cast<size_t>(spmd::volume(all)), 0.0);
+  }
+  // The first rank holding each distinct piece sends it.
+  comm::Exchange ex;
+  std::vector<std::pair<std::vector<double>, spmd::Box>> landed;
+  std::vector<spmd::Box> sent;
+  for (int q = 0; q < static_cast<int>(pieces.size()); q++) {
+    if (!pieces[q] || spmd::volume(*pieces[q]) == 0) continue;
+    if (std::find(sent.begin(), sent.end(), *pieces[q]) != sent.end()) continue;
+    sent.push_back(*pieces[q]);
+    if (q == 0 && me == 0) {
+      spmd::copyRegion(impl_->vals.data(), *pieces[q], dense.data(), all, *pieces[q], false);
+    } else if (q == me) {
+      ex.send(0, 9999, impl_->vals.data(), spmd::volume(*pieces[q]));
+    } else if (me == 0) {
+      landed.emplace_back(std::vector<double>(static_cast<size_t>(spmd::volume(*pieces[q]))), *pieces[q]);
+      ex.recv(q, 9999, landed.back().first.data(), spmd::volume(*pieces[q]));
+    }
+  }
+  ex.wait();
+  CooData out;
+  out.dims = impl_->dims;
+  if (me != 0) return out;
+  for (auto& [vals, box] : landed) spmd::copyRegion(vals.data(), box, dense.data(), all, box, false);
+  const int order = static_cast<int>(impl_->dims.size());
+  std::vector<int64_t> at(static_cast<size_t>(order), 0);
+  for (size_t x = 0; x < dense.size(); x++) {
+    if (dense[x] != 0.0) {
+      out.coords.insert(out.coords.end(), at.begin(), at.end());
+      out.values.push_back(dense[x]);
+    }
+    for (int d = order; d-- > 0;) {
+      if (++at[static_cast<size_t>(d)] < impl_->dims[static_cast<size_t>(d)]) break;
+      at[static_cast<size_t>(d)] = 0;
+    }
+  }
+  return out;
+}
+
+}  // namespace tessel

@@ -1,0 +1,331 @@
+// The SPMD executor. Every rank computes every other rank's boxes from the program (no
+// messages needed to agree on who sends what), so each step's transfers are posted alike
+// on all ranks and completed together: no step can deadlock. A tensor's fetch for step
+// s+1 is posted before step s's leaf runs (double buffers), so it overlaps the compute.
+#include "runtime/spmd/executor.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "runtime/spmd/comm.h"
+#include "tessel/error.h"
+
+namespace tessel::spmd {
+
+std::vector<std::optional<Box>> piecesOf(const TensorUse& t) {
+  std::vector<std::optional<Box>> out;
+  for (int q = 0; q < t.grid.size(); q++) {
+    if (!t.distribution.defined()) {
+      Box all;
+      for (int64_t n : t.dims) all.push_back(Extent{0, n});
+      out.push_back(all);
+    } else {
+      out.push_back(t.distribution.piece(t.dims, t.grid, t.grid.coordOf(q)));
+    }
+  }
+  return out;
+}
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+/// The distinct pieces of a tensor and the ranks holding each (several when replicated).
+struct Owners {
+  std::vector<Box> boxes;
+  std::vector<std::vector<int>> ranks;
+  explicit Owners(const TensorUse& t) {
+    auto pieces = piecesOf(t);
+    for (int q = 0; q < static_cast<int>(pieces.size()); q++) {
+      if (!pieces[q] || volume(*pieces[q]) == 0) continue;
+      auto at = std::find(boxes.begin(), boxes.end(), *pieces[q]);
+      if (at == boxes.end()) {
+        boxes.push_back(*pieces[q]);
+        ranks.push_back({q});
+      } else {
+        ranks[static_cast<size_t>(at - boxes.begin())].push_back(q);
+      }
+    }
+  }
+  /// Who sends piece g to rank q: q itself when it holds a replica, else one replica
+  /// picked by q (spreads the senders of a replicated piece).
+  int source(size_t g, int q) const {
+    const auto& rs = ranks[g];
+    if (std::find(rs.begin(), rs.end(), q) != rs.end()) return q;
+    return rs[static_cast<size_t>(q) % rs.size()];
+  }
+};
+
+struct Buffer {
+  Box box;
+  std::vector<double> data;
+  void reset(const Box& b, bool zero) {
+    box = b;
+    data.resize(static_cast<size_t>(volume(b)));
+    if (zero) std::fill(data.begin(), data.end(), 0.0);
+  }
+};
+
+/// Transfers in flight and what to do with received data once they land.
+struct Transfers {
+  comm::Exchange exchange;
+  std::vector<std::vector<double>> staging;
+  struct Landing {
+    int from;  // rank order of reductions (deterministic sums)
+    const double* src;
+    Box srcBox;
+    double* dst;
+    Box dstBox;
+    Box region;
+    bool add;
+  };
+  std::vector<Landing> landings;
+  std::vector<double>& stage(int64_t n) {
+    staging.emplace_back(static_cast<size_t>(n));
+    return staging.back();
+  }
+  void finish() {
+    exchange.wait();
+    std::stable_sort(landings.begin(), landings.end(), [](const Landing& a, const Landing& b) { return a.from < b.from; });
+    for (const Landing& l : landings) copyRegion(l.src, l.srcBox, l.dst, l.dstBox, l.region, l.add);
+    landings.clear();
+    staging.clear();
+  }
+};
+
+class Run {
+ public:
+  Run(const Program& p, Leaf& leaf, const std::vector<Piece>& pieces)
+      : p_(p), leaf_(leaf), pieces_(pieces), me_(comm::rank()), ranks_(comm::size()) {
+    for (const TensorUse& t : p.tensors) owners_.emplace_back(t);
+    D_ = p.distributedLoops;
+    for (size_t l = static_cast<size_t>(D_); l < p.loops.size(); l++) counts_.push_back(p.loops[l].count);
+    total_ = 1;
+    for (int64_t c : counts_) total_ *= c;
+    stats_.bytesSent.assign(p.tensors.size(), 0);
+    stats_.bytesReceived.assign(p.tensors.size(), 0);
+    stats_.formulaBytes.assign(p.tensors.size(), 0);
+    cur_.resize(p.tensors.size());
+    next_.resize(p.tensors.size());
+    scratch_.resize(p.tensors.size());
+  }
+
+  ExecStats go() {
+    auto t0 = Clock::now();
+    if (!p_.accumulate && pieces_[0].box) std::fill(pieces_[0].data, pieces_[0].data + volume(*pieces_[0].box), 0.0);
+    std::vector<int64_t> digits(counts_.size(), 0);
+    if (total_ > 0) {
+      Transfers first;
+      for (size_t t = 0; t < p_.tensors.size(); t++) begin(t, digits, cur_[t], first);
+      timedFinish(first);
+    }
+    for (int64_t s = 0; s < total_; s++) {
+      std::vector<int64_t> after = digits;
+      bool more = advance(after);
+      Transfers prefetch;
+      std::vector<size_t> swapped;
+      if (more)
+        for (size_t t = 0; t < p_.tensors.size(); t++)
+          if (!p_.tensors[t].output && startsAt(p_.tensors[t].level, after)) {
+            begin(t, after, next_[t], prefetch);
+            swapped.push_back(t);
+          }
+      runLeaf(digits);
+      for (size_t t = 0; t < p_.tensors.size(); t++)
+        if (p_.tensors[t].output && endsAt(p_.tensors[t].level, digits)) reduce(t, digits);
+      timedFinish(prefetch);
+      for (size_t t : swapped) std::swap(cur_[t], next_[t]);
+      if (more)
+        for (size_t t = 0; t < p_.tensors.size(); t++)
+          if (p_.tensors[t].output && startsAt(p_.tensors[t].level, after)) {
+            Transfers none;
+            begin(t, after, cur_[t], none);
+          }
+      digits = after;
+    }
+    stats_.seconds = since(t0);
+    return stats_;
+  }
+
+ private:
+  /// Loop values (block indices) of rank q at the step `digits`.
+  std::vector<int64_t> valuesOf(int q, const std::vector<int64_t>& digits) const {
+    std::vector<int64_t> v(p_.loops.size(), 0);
+    std::vector<int> coord = p_.grid.coordOf(q);
+    for (size_t l = 0; l < p_.loops.size(); l++) {
+      if (static_cast<int>(l) < D_)
+        v[l] = coord.at(static_cast<size_t>(p_.loops[l].gridDim));
+      else
+        v[l] = blockIndex(p_, static_cast<int>(l), digits[l - static_cast<size_t>(D_)], v);
+    }
+    return v;
+  }
+  bool advance(std::vector<int64_t>& d) const {
+    for (size_t k = d.size(); k-- > 0;) {
+      if (++d[k] < counts_[k]) return true;
+      d[k] = 0;
+    }
+    return false;
+  }
+  /// The loop at `level` starts an iteration at step `d`: every step loop inside it is at 0.
+  bool startsAt(int level, const std::vector<int64_t>& d) const {
+    for (size_t k = static_cast<size_t>(std::max(level + 1, D_) - D_); k < d.size(); k++)
+      if (d[k] != 0) return false;
+    return level >= D_ || std::all_of(d.begin(), d.end(), [](int64_t x) { return x == 0; });
+  }
+  bool endsAt(int level, const std::vector<int64_t>& d) const {
+    for (size_t k = static_cast<size_t>(std::max(level + 1, D_) - D_); k < d.size(); k++)
+      if (d[k] != counts_[k] - 1) return false;
+    if (level >= D_) return true;
+    for (size_t k = 0; k < d.size(); k++)
+      if (d[k] != counts_[k] - 1) return false;
+    return true;
+  }
+
+  void timedFinish(Transfers& tr) {
+    auto t0 = Clock::now();
+    tr.finish();
+    stats_.commSeconds += since(t0);
+  }
+
+  /// Start tensor t's box at step d: an input is fetched from its owners into `buf`; an
+  /// output's buffer is zeroed.
+  void begin(size_t t, const std::vector<int64_t>& d, Buffer& buf, Transfers& tr) {
+    auto t0 = Clock::now();
+    const TensorUse& u = p_.tensors[t];
+    const Box mine = boxAt(p_, static_cast<int>(t), u.level, valuesOf(me_, d));
+    buf.reset(mine, u.output);
+    if (u.output) return;
+    stats_.formulaBytes[t] += volume(mine) * 8;
+    const Owners& own = owners_[t];
+    const int tag = static_cast<int>(t) * 4 + static_cast<int>(stepParity_++ & 1) * 2;
+    for (int q = 0; q < ranks_; q++) {
+      const Box need = q == me_ ? mine : boxAt(p_, static_cast<int>(t), u.level, valuesOf(q, d));
+      if (volume(need) == 0) continue;
+      for (size_t g = 0; g < own.boxes.size(); g++) {
+        Box region = intersect(need, own.boxes[g]);
+        if (volume(region) == 0) continue;
+        int src = own.source(g, q);
+        if (src != me_ && q != me_) continue;
+        if (src == me_ && q == me_) {
+          copyRegion(pieces_[t].data, *pieces_[t].box, buf.data.data(), buf.box, region, false);
+        } else if (src == me_) {
+          sendRegion(q, tag, t, region, tr);
+        } else {
+          stats_.bytesReceived[t] += volume(region) * 8;
+          if (auto off = contiguousOffset(buf.box, region)) {
+            tr.exchange.recv(src, tag, buf.data.data() + *off, volume(region));
+          } else {
+            auto& staged = tr.stage(volume(region));
+            tr.exchange.recv(src, tag, staged.data(), volume(region));
+            tr.landings.push_back({src, staged.data(), region, buf.data.data(), buf.box, region, false});
+          }
+        }
+      }
+    }
+    stats_.commSeconds += since(t0);
+  }
+
+  void sendRegion(int to, int tag, size_t t, const Box& region, Transfers& tr) {
+    stats_.bytesSent[t] += volume(region) * 8;
+    const Box& from = *pieces_[t].box;
+    if (auto off = contiguousOffset(from, region)) {
+      tr.exchange.send(to, tag, pieces_[t].data + *off, volume(region));
+      return;
+    }
+    auto& staged = tr.stage(volume(region));
+    copyRegion(pieces_[t].data, from, staged.data(), region, region, false);
+    tr.exchange.send(to, tag, staged.data(), volume(region));
+  }
+
+  /// Add every rank's box of output t (at step d) into the pieces that own it.
+  void reduce(size_t t, const std::vector<int64_t>& d) {
+    auto t0 = Clock::now();
+    const TensorUse& u = p_.tensors[t];
+    const Owners& own = owners_[t];
+    Transfers tr;
+    const int tag = static_cast<int>(t) * 4 + 1;
+    stats_.formulaBytes[t] += volume(cur_[t].box) * 8;
+    for (int q = 0; q < ranks_; q++) {
+      const Box contrib = q == me_ ? cur_[t].box : boxAt(p_, static_cast<int>(t), u.level, valuesOf(q, d));
+      if (volume(contrib) == 0) continue;
+      for (size_t g = 0; g < own.boxes.size(); g++) {
+        Box region = intersect(contrib, own.boxes[g]);
+        if (volume(region) == 0) continue;
+        for (int r : own.ranks[g]) {
+          if (q == me_ && r == me_) {
+            tr.landings.push_back({me_, cur_[t].data.data(), cur_[t].box, pieces_[t].data, *pieces_[t].box, region, true});
+          } else if (q == me_) {
+            stats_.bytesSent[t] += volume(region) * 8;
+            auto& staged = tr.stage(volume(region));
+            copyRegion(cur_[t].data.data(), cur_[t].box, staged.data(), region, region, false);
+            tr.exchange.send(r, tag, staged.data(), volume(region));
+          } else if (r == me_) {
+            stats_.bytesReceived[t] += volume(region) * 8;
+            auto& staged = tr.stage(volume(region));
+            tr.exchange.recv(q, tag, staged.data(), volume(region));
+            tr.landings.push_back({q, staged.data(), region, pieces_[t].data, *pieces_[t].box, region, true});
+          }
+        }
+      }
+    }
+    tr.finish();
+    stats_.commSeconds += since(t0);
+  }
+
+  void runLeaf(const std::vector<int64_t>& d) {
+    const int leafLevel = static_cast<int>(p_.loops.size()) - 1;
+    std::vector<int64_t> vals = valuesOf(me_, d);
+    for (size_t s = 0; s < p_.spaces.size(); s++)
+      if (rangeAt(p_, static_cast<int>(s), leafLevel, vals).size() == 0) return;  // no iterations here
+    std::vector<Box> boxes;
+    std::vector<double*> data;
+    auto t0 = Clock::now();
+    for (size_t t = 0; t < p_.tensors.size(); t++) {
+      Box b = boxAt(p_, static_cast<int>(t), leafLevel, vals);
+      Buffer& buf = cur_[t];
+      if (b == buf.box) {
+        data.push_back(buf.data.data());
+      } else {  // the leaf's block of a box fetched further out
+        scratch_[t].reset(b, p_.tensors[t].output);
+        if (!p_.tensors[t].output) copyRegion(buf.data.data(), buf.box, scratch_[t].data.data(), b, b, false);
+        data.push_back(scratch_[t].data.data());
+      }
+      boxes.push_back(b);
+    }
+    for (size_t v = 0; v < p_.leaves.size(); v++) {
+      bool first = true;
+      for (int s : p_.leaves[v].firstBlockOf) first &= rangeAt(p_, s, leafLevel, vals).lo == 0;
+      if (first) leaf_.run(v, boxes, data);
+    }
+    for (size_t t = 0; t < p_.tensors.size(); t++)
+      if (p_.tensors[t].output && data[t] != cur_[t].data.data())
+        copyRegion(data[t], boxes[t], cur_[t].data.data(), cur_[t].box, boxes[t], true);
+    stats_.computeSeconds += since(t0);
+  }
+
+  const Program& p_;
+  Leaf& leaf_;
+  const std::vector<Piece>& pieces_;
+  const int me_, ranks_;
+  int D_ = 0;
+  std::vector<int64_t> counts_;
+  int64_t total_ = 1;
+  uint64_t stepParity_ = 0;
+  std::vector<Owners> owners_;
+  std::vector<Buffer> cur_, next_, scratch_;
+  ExecStats stats_;
+};
+
+}  // namespace
+
+ExecStats execute(const Program& p, Leaf& leaf, const std::vector<Piece>& pieces) {
+  if (p.grid.size() != comm::size())
+    throw DistributionError("the program is for a " + p.grid.str() + " grid of " + std::to_string(p.grid.size()) +
+                            " ranks, but " + std::to_string(comm::size()) + " are running");
+  if (pieces.size() != p.tensors.size()) throw InternalError("execute: one piece per program tensor expected");
+  return Run(p, leaf, pieces).go();
+}
+
+}  // namespace tessel::spmd

@@ -1,0 +1,41 @@
+// Runs an SPMD program on this rank: fetches the boxes each step needs from their owners,
+// runs the leaf on the local boxes, reduces output boxes into their owners.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/spmd/box.h"
+#include "runtime/spmd/program.h"
+
+namespace tessel::spmd {
+
+/// The computation at the leaf of the program, on contiguous row-major local blocks (one
+/// per program tensor, each exactly its leaf box). It adds its result into data[0].
+class Leaf {
+ public:
+  virtual ~Leaf() = default;
+  /// Variant `v` of the program's leaves.
+  virtual void run(size_t v, const std::vector<Box>& boxes, const std::vector<double*>& data) = 0;
+};
+
+/// A tensor's piece on this rank (row-major over its box), or none.
+struct Piece {
+  std::optional<Box> box;
+  double* data = nullptr;
+};
+
+struct ExecStats {
+  double seconds = 0, computeSeconds = 0, commSeconds = 0;  // this rank
+  std::vector<int64_t> bytesSent, bytesReceived, formulaBytes;  // per program tensor, this rank
+};
+
+/// Run `p` on this rank with the pieces of its tensors (in program order). Collective.
+ExecStats execute(const Program& p, Leaf& leaf, const std::vector<Piece>& pieces);
+
+/// The box of each rank's piece of tensor `t` (nothing for ranks without one).
+std::vector<std::optional<Box>> piecesOf(const TensorUse& t);
+
+}  // namespace tessel::spmd

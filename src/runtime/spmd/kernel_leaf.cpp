@@ -1,0 +1,75 @@
+// A compiled kernel as an SPMD leaf.
+#include <cstdlib>
+#include <map>
+
+#include "runtime/spmd/leaves.h"
+#include "tessel/kernel.h"
+#include "tessel/parser.h"
+#include "tessel/tensor.h"
+
+namespace tessel::spmd {
+
+namespace {
+
+class KernelLeaf : public Leaf {
+ public:
+  KernelLeaf(const Program& p, std::vector<std::shared_ptr<Kernel>> k) : p_(p), kernels_(std::move(k)), cache_(kernels_.size()) {}
+
+  void run(size_t v, const std::vector<Box>& boxes, const std::vector<double*>& data) override {
+    Bound& b = boundFor(v, boxes);
+    for (size_t t = 1; t < boxes.size(); t++) {
+      tessel_tensor_t& raw = b.tensors[t].raw();
+      raw.vals = data[t];
+      raw.vals_size = volume(boxes[t]);
+    }
+    kernels_[v]->run(b.assignment, p_.threads);
+    const double* out = static_cast<const double*>(b.tensors[0].raw().vals);
+    const int64_t n = volume(boxes[0]);
+    for (int64_t x = 0; x < n; x++) data[0][x] += out[x];
+  }
+
+ private:
+  struct Bound {
+    std::vector<TensorBase> tensors;
+    Assignment assignment;
+  };
+
+  /// Local tensors of these shapes (inputs wrap the executor's blocks), made once per shape.
+  Bound& boundFor(size_t v, const std::vector<Box>& boxes) {
+    std::vector<int64_t> key;
+    for (const Box& b : boxes)
+      for (const Extent& e : b) key.push_back(e.size());
+    auto it = cache_[v].find(key);
+    if (it != cache_[v].end()) return it->second;
+    Bound b;
+    std::map<std::string, TensorBase> byName;
+    for (size_t t = 0; t < boxes.size(); t++) {
+      std::vector<int64_t> dims;
+      for (const Extent& e : boxes[t]) dims.push_back(e.size());
+      TensorBase local(p_.tensors[t].name, Datatype::Float64, dims, DenseFormat(static_cast<int>(dims.size())));
+      if (t > 0) {  // an input: its values live in the executor's block, not here
+        Storage& s = local.impl()->storage;
+        std::free(s.raw.vals);
+        s.raw.vals = nullptr;
+        s.external = std::make_shared<int>(0);
+      }
+      local.impl()->packed = true;
+      b.tensors.push_back(local);
+      byName.emplace(p_.tensors[t].name, local);
+    }
+    b.assignment = parseAssignment(p_.leaves[v].text, byName);
+    return cache_[v].emplace(key, std::move(b)).first->second;
+  }
+
+  const Program& p_;
+  std::vector<std::shared_ptr<Kernel>> kernels_;
+  std::vector<std::map<std::vector<int64_t>, Bound>> cache_;
+};
+
+}  // namespace
+
+std::unique_ptr<Leaf> kernelLeaf(const Program& p, std::vector<std::shared_ptr<Kernel>> kernels) {
+  return std::make_unique<KernelLeaf>(p, std::move(kernels));
+}
+
+}  // namespace tessel::spmd

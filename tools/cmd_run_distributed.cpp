@@ -1,0 +1,252 @@
+// The distributed `tessel run`: every rank parses the same arguments and reads the same
+// inputs (keeping its pieces), the kernel runs SPMD, rank 0 gathers, prints and writes.
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstdio>
+#include <functional>
+#include <map>
+
+#include "expression_args.h"
+#include "run_distributed.h"
+#include "tessel/distributed.h"
+
+namespace tessel::cli {
+
+bool wantsDistributed(const std::string& machine) { return !machine.empty() || worldSize() > 1; }
+
+namespace {
+
+struct ExitCode {
+  int code;
+};
+
+int64_t maxOverRanks(int v) { return reduceOverRanks(v, true); }
+int minOverRanks(int v) { return static_cast<int>(reduceOverRanks(v, false)); }
+
+/// Runs a phase in which ranks do not talk to each other, then agrees: if any rank
+/// failed, the lowest failing rank prints its message and every rank exits with the
+/// worst code (2 for bad input, 3 for the environment, 1 for a bug).
+void agreePhase(const std::function<void()>& phase) {
+  std::string message;
+  int rc = 0;
+  try {
+    phase();
+  } catch (const UsageError& e) {
+    rc = 2, message = oneLine(e.what());
+  } catch (const UserError& e) {
+    rc = 2, message = userMessage(e);
+  } catch (const EnvironmentError& e) {
+    rc = 3, message = "environment error: " + oneLine(e.what());
+  } catch (const std::bad_alloc&) {
+    rc = 3, message = "out of memory";
+  } catch (const std::exception& e) {
+    rc = 1, message = "internal error: " + oneLine(e.what());
+  }
+  // Codes as "failed" flags: the smallest failing rank speaks.
+  const int me = worldRank();
+  int64_t worst = -1;
+  try {
+    worst = maxOverRanks(rc);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "tessel: environment error: %s\n", oneLine(e.what()).c_str());
+    throw ExitCode{3};
+  }
+  if (worst == 0) return;
+  int speaker = minOverRanks(rc ? me : INT_MAX);
+  if (me == speaker) {
+    std::string who = worldSize() > 1 && me != 0 ? "rank " + std::to_string(me) + ": " : "";
+    std::fprintf(stderr, "tessel: %s%s%s\n", rc == 2 ? "error: " : "", who.c_str(), message.c_str());
+  }
+  throw ExitCode{static_cast<int>(worst)};
+}
+
+/// A phase in which ranks communicate: a failure cannot wait for the others (they may be
+/// blocked in a transfer with this rank), so it ends all ranks now.
+void collectivePhase(const std::function<void()>& phase) {
+  auto end = [](int code, const std::string& msg) {
+    std::string who = worldSize() > 1 ? "rank " + std::to_string(worldRank()) + ": " : "";
+    abortAllRanks(code, "tessel: " + std::string(code == 2 ? "error: " : "") + who + msg);
+  };
+  try {
+    phase();
+  } catch (const UserError& e) {
+    end(2, userMessage(e));
+  } catch (const EnvironmentError& e) {
+    end(3, "environment error: " + oneLine(e.what()));
+  } catch (const std::bad_alloc&) {
+    end(3, "out of memory");
+  } catch (const std::exception& e) {
+    end(1, "internal error: " + oneLine(e.what()));
+  }
+}
+
+/// -d NAME:DIST, else the first dimension in blocks over every rank.
+std::pair<Distribution, Grid> placementOf(const std::string& name, int order, const Machine& m,
+                                          const std::map<std::string, std::string>& given) {
+  auto it = given.find(name);
+  if (it != given.end()) {
+    Distribution d = Distribution::parse(it->second);
+    d.check(name, order, m.grid);
+    return {d, m.grid};
+  }
+  if (order == 0) return {Distribution(), m.grid};  // a scalar lives on every rank
+  std::string letters = std::string("abcdefghijklmnop").substr(0, static_cast<size_t>(order));
+  return {Distribution::parse(letters + "->a"), Grid(m.grid.size())};
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+/// Output dimensions from the extents of the same index variables in the inputs.
+std::vector<int64_t> outputDims(const std::string& expr, std::map<std::string, TensorVar> vars, const TensorUse& out) {
+  vars.emplace(out.name, TensorVar(out.name, Datatype::Float64, std::vector<int64_t>(static_cast<size_t>(out.order), 1),
+                                   DenseFormat(out.order)));
+  Assignment probe = parseAssignment(expr, vars);
+  std::vector<int64_t> dims;
+  for (const IndexVar& v : probe.lhsNode().vars) {
+    int64_t n = -1;
+    for (const ExprNode* acc : rhsAccesses(probe))
+      for (size_t k = 0; k < acc->vars.size() && n < 0; k++)
+        if (acc->vars[k] == v) n = acc->tensor.dims()[k];
+    if (n < 0) throw NotationError("cannot infer the extent of index variable " + v.name());
+    dims.push_back(n);
+  }
+  return dims;
+}
+
+void reportTimes(const std::vector<DistRunStats>& runs, const std::string& schedule, const Machine& m) {
+  std::vector<double> total, compute, comm;
+  for (const DistRunStats& r : runs) {
+    total.push_back(r.seconds);
+    compute.push_back(r.computeSeconds);
+    comm.push_back(r.commSeconds);
+  }
+  std::string over = runs.size() > 1 ? " (median of " + std::to_string(runs.size()) + " runs)" : "";
+  std::fprintf(stderr, "machine: %s (%d ranks x %d threads)\n", m.grid.str().c_str(), m.grid.size(), m.threads);
+  std::fprintf(stderr, "schedule: %s\n", schedule.c_str());
+  std::fprintf(stderr, "run: %.3f ms%s, slowest rank\n", median(total) * 1e3, over.c_str());
+  std::fprintf(stderr, "compute: %.3f ms, slowest rank\n", median(compute) * 1e3);
+  std::fprintf(stderr, "communication: %.3f ms, slowest rank\n", median(comm) * 1e3);
+  std::fprintf(stderr, "bytes sent: %lld by the busiest rank\n", static_cast<long long>(runs.back().maxBytesSent));
+}
+
+void reportCommStats(const DistRunStats& s, const Machine& m) {
+  std::fprintf(stderr, "communication per tensor (%d ranks; formula: the boxes a rank's iterations need, from the "
+                       "schedule; received: what it did not own):\n", m.grid.size());
+  for (const auto& t : s.tensors)
+    std::fprintf(stderr, "  %s: received %lld bytes (max over ranks), formula %lld bytes per rank, sent %lld bytes in all\n",
+                 t.name.c_str(), static_cast<long long>(t.maxBytesReceived), static_cast<long long>(t.formulaBytes),
+                 static_cast<long long>(t.totalBytesSent));
+}
+
+/// --check on rank 0: the reference evaluator on the whole inputs.
+void checkDistributed(const std::string& expr, const std::map<std::string, CooData>& inputs, const CooData& result) {
+  std::map<std::string, TensorBase> tensors;
+  for (const auto& [name, coo] : inputs) {
+    TensorBase t(name, Datatype::Float64, coo.dims, DenseFormat(coo.order()));
+    t.setFromCoo(coo);
+    tensors.emplace(name, t);
+  }
+  std::string outName = scanTensors(expr).at(0).name;
+  tensors.emplace(outName, TensorBase(outName, Datatype::Float64, result.dims, DenseFormat(result.order())));
+  Assignment a = parseOver(expr, tensors, Semiring::plusTimes());
+  CooData expected = referenceEvaluate(a);
+  std::string why;
+  if (!tensorsClose(expected, result, 1e-9, 1e-12, &why))
+    throw InternalError("check: the distributed result differs from the reference evaluator: " + why);
+  std::fprintf(stderr, "check: OK (matches the reference evaluator)\n");
+}
+
+
+}  // namespace
+
+int runDistributed(const DistributedRunOptions& opt) {
+  Machine machine;
+  std::vector<DistTensor> tensors;
+  std::map<std::string, CooData> inputs;  // every rank reads every input (rank 0 also checks with them)
+  std::shared_ptr<DistributedKernel> kernel;
+  std::string outName, outPath;
+  int outOrder = 0;
+  try {
+    agreePhase([&] {
+      machine = opt.machine.empty() ? Machine::world(opt.threads) : Machine::parse(opt.machine, opt.threads);
+      machine.checkRanks();
+      if (opt.semiring != "plus_times") throw UsageError("--semiring: distributed kernels compute over plus_times only");
+      ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats, opt.types);
+      for (const TensorUse& u : args.uses) {
+        if (args.typeOf(u) != Datatype::Float64)
+          throw UsageError("-t " + u.name + ": distributed tensors are float64 in this version");
+        if (args.formats.count(u.name) && !args.formats.at(u.name).isAllDense())
+          throw UsageError("-f " + u.name + ": distributed tensors are dense in this version (the sparse ones come with SpDISTAL)");
+      }
+      std::map<std::string, std::string> dists;
+      for (const std::string& d : opt.distributions) {
+        auto [name, text] = splitNamed(d, "-d", "DIST");
+        args.requireKnown(name, "-d");
+        if (!dists.emplace(name, text).second) throw UsageError("-d gives tensor '" + name + "' twice");
+      }
+      const TensorUse& out = args.output();
+      outName = out.name;
+      outOrder = out.order;
+      if (!opt.output.empty()) {
+        auto [name, path] = splitNamed(opt.output, "-o", "FILE");
+        if (name != out.name) throw UsageError("-o names tensor '" + name + "', but the output is '" + out.name + "'");
+        if (!hasExtension(path, ".tns") && !hasExtension(path, ".mtx"))
+          throw UsageError("-o file '" + path + "': distributed runs write .tns or .mtx");
+        outPath = path;
+      }
+      std::map<std::string, std::string> files, specs;
+      for (const auto& arg : opt.inputs) files.insert(splitNamed(arg, "-i", "FILE"));
+      for (const auto& arg : opt.generated) specs.insert(splitNamed(arg, "-g", "KIND:ARGS"));
+      uint64_t seed = opt.seed;
+      std::map<std::string, TensorVar> vars;
+      for (const TensorUse& u : args.uses) {
+        if (u.isOutput) continue;
+        CooData coo;
+        if (files.count(u.name)) coo = readTensorFile(files.at(u.name)).data;
+        else if (specs.count(u.name)) coo = generateFromSpec(specs.at(u.name), seed++);
+        else throw UsageError("no input for tensor '" + u.name + "' (use -i " + u.name + ":FILE or -g " + u.name + ":KIND:ARGS)");
+        if (coo.order() != u.order)
+          throw DimensionError("the input for " + u.name + " has order " + std::to_string(coo.order()) + ", but " +
+                               u.name + " has " + std::to_string(u.order) + " indices in the expression");
+        vars.emplace(u.name, TensorVar(u.name, Datatype::Float64, coo.dims, DenseFormat(u.order)));
+        inputs.emplace(u.name, std::move(coo));
+      }
+      std::vector<int64_t> outDims = outputDims(opt.expr, vars, out);
+      for (const TensorUse& u : args.uses) {
+        const std::vector<int64_t>& dims = u.isOutput ? outDims : inputs.at(u.name).dims;
+        auto [dist, grid] = placementOf(u.name, u.order, machine, dists);
+        DistTensor t(u.name, dims, dist, grid);
+        if (!u.isOutput) t.setFromCoo(inputs.at(u.name));
+        tensors.push_back(t);
+      }
+      kernel = DistributedKernel::compile(opt.expr, tensors, machine, opt.schedule);
+    });
+    if (opt.emit) {
+      if (worldRank() == 0) std::fputs(kernel->emit().c_str(), stdout);
+      return 0;
+    }
+    std::vector<DistRunStats> runs;
+    collectivePhase([&] {
+      for (int r = 0; r < std::max(1, opt.timeReps); r++) runs.push_back(kernel->run(tensors));
+    });
+    CooData result;
+    collectivePhase([&] { result = tensors[0].gather(); });
+    agreePhase([&] {
+      if (worldRank() != 0) return;
+      if (opt.timeReps > 0) reportTimes(runs, kernel->schedule(), machine);
+      if (opt.commStats) reportCommStats(runs.back(), machine);
+      if (opt.check) checkDistributed(opt.expr, inputs, result);
+      if (!outPath.empty()) writeTensorFile(outPath, result);
+      if (outOrder == 0) std::printf("%.17g\n", result.values.empty() ? 0.0 : result.values[0]);
+    });
+  } catch (const ExitCode& e) {
+    return e.code;
+  }
+  return 0;
+}
+
+}  // namespace tessel::cli
