@@ -404,7 +404,7 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     p.loops.push_back(loop);
   }
   // Index spaces: their chains of splits above the leaf; the rest schedule the leaf.
-  std::vector<std::string> leafSplits;
+  std::vector<std::pair<int, std::string>> leafSplits;  // (space, command)
   std::map<std::string, std::string> leafName;  // a leaf loop -> its name in the leaf assignment
   for (size_t s = 0; s < spaces_.size(); s++) {
     spmd::IndexSpace sp = spaces_[s];
@@ -417,8 +417,8 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
       if (at == loopIndex.end()) {
         inLeaf = true;
         std::string parent = r.parent == current ? sp.name : r.parent;
-        leafSplits.push_back(std::string(r.divide ? "divide(" : "split(") + parent + "," + r.outer + "," + r.inner +
-                             "," + std::to_string(r.amount) + ")");
+        leafSplits.emplace_back(static_cast<int>(s), std::string(r.divide ? "divide(" : "split(") + parent + "," +
+                                                         r.outer + "," + r.inner + "," + std::to_string(r.amount) + ")");
         continue;
       }
       if (inLeaf || at->second < last)
@@ -479,24 +479,28 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     if (u.distribution.defined()) u.distribution.check(name, static_cast<int>(u.dims.size()), u.grid);
     p.tensors.push_back(u);
   }
-  // The leaf: its loops in order, named as in the assignment.
-  std::vector<std::string> leafLoops;
-  for (size_t l = static_cast<size_t>(boundary) + 1; l < order_.size(); l++) {
-    auto it = leafName.find(order_[l]);
-    leafLoops.push_back(it == leafName.end() ? order_[l] : it->second);
-  }
+  // The leaf's schedule for a variant using the index spaces `used`: its splits, its loops
+  // in order (named as in the assignment), the leaf commands on those loops.
   auto rename = [&](const std::string& x) {
     auto it = leafName.find(x);
     return it == leafName.end() ? x : it->second;
   };
-  std::vector<std::string> leafCmds = leafSplits;
-  if (leafLoops.size() >= 2) leafCmds.push_back("reorder(" + join(leafLoops) + ")");
-  for (const ScheduleText& c : leafCommands_) {
-    std::vector<std::string> args;
-    for (const std::string& x : c.args) args.push_back(rename(x));
-    leafCmds.push_back(c.name + "(" + join(args) + ")");
-  }
-  p.leafSchedule = join(leafCmds);
+  auto leafScheduleFor = [&](const std::set<int>& used) {
+    std::vector<std::string> cmds, loops;
+    for (const auto& [space, text] : leafSplits)
+      if (used.count(space)) cmds.push_back(text);
+    for (size_t l = static_cast<size_t>(boundary) + 1; l < order_.size(); l++)
+      if (used.count(vars_.at(order_[l]).space)) loops.push_back(rename(order_[l]));
+    if (loops.size() >= 2) cmds.push_back("reorder(" + join(loops) + ")");
+    for (const ScheduleText& c : leafCommands_) {
+      auto v = c.args.empty() ? vars_.end() : vars_.find(c.args[0]);
+      if (v != vars_.end() && !used.count(v->second.space)) continue;  // a loop this variant lacks
+      std::vector<std::string> args;
+      for (const std::string& x : c.args) args.push_back(rename(x));
+      cmds.push_back(c.name + "(" + join(args) + ")");
+    }
+    return join(cmds);
+  };
   // Leaf variants: terms that do not use a summed variable split above the leaf run at
   // its first block only (A = B*C + D adds D once).
   std::set<std::string> splitSums;
@@ -529,7 +533,12 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     Assignment leaf;
     leaf.lhs = a_.lhs;
     leaf.rhs = variants.size() == 1 ? a_.rhs : rhs;
-    p.leaves.push_back(spmd::Program::LeafVariant{leaf.str(), missing});
+    std::set<std::string> names;
+    varsIn(leaf.lhs, names);
+    varsIn(leaf.rhs, names);
+    std::set<int> used;
+    for (const std::string& n : names) used.insert(vars_.at(n).space);
+    p.leaves.push_back(spmd::Program::LeafVariant{leaf.str(), missing, leafScheduleFor(used)});
   }
   if (substitute_) {
     std::set<std::string> want(substitute_->begin(), substitute_->end()), have;
@@ -540,7 +549,8 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
                           "}");
     if (!leafCommands_.empty() || !leafSplits.empty())
       throw ScheduleError("schedule command " + substituteText_ + ": BLAS replaces the leaf, so " +
-                          (leafCommands_.empty() ? leafSplits[0] : leafCommands_[0].text) + " has nothing to schedule");
+                          (leafCommands_.empty() ? leafSplits[0].second : leafCommands_[0].text) +
+                          " has nothing to schedule");
     if (p.leaves.size() != 1)
       throw ScheduleError("schedule command " + substituteText_ + ": the leaf has terms added at the first block only");
     Assignment leaf = a_;
@@ -550,7 +560,7 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     if (!g) throw ScheduleError("schedule command " + substituteText_ + ": " + leaf.str() + ": " + why);
     p.gemm = true;
     p.gemmLeaf = *g;
-    p.leafSchedule.clear();
+    p.leaves[0].schedule.clear();
   }
   return p;
 }

@@ -77,9 +77,9 @@ struct Program {
   struct LeafVariant {
     std::string text;
     std::vector<int> firstBlockOf;
+    std::string schedule;  ///< its single-node schedule
   };
   std::vector<LeafVariant> leaves;
-  std::string leafSchedule;        ///< their single-node schedule
   bool gemm = false;
   GemmLeaf gemmLeaf;
 };
