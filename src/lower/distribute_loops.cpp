@@ -589,7 +589,20 @@ std::string defaultDistributedSchedule(const Assignment& a, const Machine& m, co
   std::vector<std::string> outer, inner;
   for (const auto& v : byDim) outer.push_back(fresh(v + "o"));
   for (const auto& v : byDim) inner.push_back(fresh(v + "i"));
-  return "distribute({" + join(byDim) + "},{" + join(outer) + "},{" + join(inner) + "})";
+  std::string text = "distribute({" + join(byDim) + "},{" + join(outer) + "},{" + join(inner) + "})";
+  // distribute reorders its own loops in the places they had: when a loop that is not
+  // distributed comes first (A(i,j) by columns, xy->y: i, jo, ji, k), move the
+  // distributed loops outermost.
+  std::set<std::string> first(candidates.begin(), candidates.begin() + static_cast<long>(byDim.size()));
+  if (std::set<std::string>(byDim.begin(), byDim.end()) != first) {
+    std::vector<std::string> order = outer;
+    for (const std::string& c : candidates) {
+      auto at = std::find(byDim.begin(), byDim.end(), c);
+      order.push_back(at == byDim.end() ? c : inner[static_cast<size_t>(at - byDim.begin())]);
+    }
+    text += ",reorder(" + join(order) + ")";
+  }
+  return text;
 }
 
 spmd::Program distributeLoops(const Assignment& a, const std::string& schedule, const Machine& m,
