@@ -70,8 +70,8 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
   std::map<std::string, TensorVar> vars = varsOf(tensors);
   for (const spmd::Program::LeafVariant& v : im.program.leaves) {
     Assignment leaf = parseAssignment(v.text, vars);
-    Schedule s = parseSchedule(im.program.leafSchedule, leaf);
-    if (machine.threads > 1 && im.program.leafSchedule.find("parallelize") == std::string::npos) {
+    Schedule s = parseSchedule(v.schedule, leaf);
+    if (machine.threads > 1 && v.schedule.find("parallelize") == std::string::npos) {
       const Schedule parallel = defaultParallelSchedule(leaf, machine.threads);
       for (const ScheduleCommand& c : parallel.commands()) s.add(c);
     }

@@ -405,6 +405,7 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
   }
   // Index spaces: their chains of splits above the leaf; the rest schedule the leaf.
   std::vector<std::string> leafSplits;
+  std::vector<int> leafSplitSpace;  // the index space of each leaf split
   std::map<std::string, std::string> leafName;  // a leaf loop -> its name in the leaf assignment
   for (size_t s = 0; s < spaces_.size(); s++) {
     spmd::IndexSpace sp = spaces_[s];
@@ -419,6 +420,7 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
         std::string parent = r.parent == current ? sp.name : r.parent;
         leafSplits.push_back(std::string(r.divide ? "divide(" : "split(") + parent + "," + r.outer + "," + r.inner +
                              "," + std::to_string(r.amount) + ")");
+        leafSplitSpace.push_back(static_cast<int>(s));
         continue;
       }
       if (inLeaf || at->second < last)
@@ -489,14 +491,35 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     auto it = leafName.find(x);
     return it == leafName.end() ? x : it->second;
   };
-  std::vector<std::string> leafCmds = leafSplits;
-  if (leafLoops.size() >= 2) leafCmds.push_back("reorder(" + join(leafLoops) + ")");
-  for (const ScheduleText& c : leafCommands_) {
-    std::vector<std::string> args;
-    for (const std::string& x : c.args) args.push_back(rename(x));
-    leafCmds.push_back(c.name + "(" + join(args) + ")");
-  }
-  p.leafSchedule = join(leafCmds);
+  // The leaf's single-node schedule over the index spaces in `used`: a leaf variant that
+  // lacks a variable (the D(i,j) of B(i,k)*C(k,j) + D(i,j) with k split above the leaf)
+  // has no loops over it to split, reorder or parallelize.
+  auto spaceOfLoop = [&](const std::string& loop) {
+    auto it = vars_.find(loop);
+    return it == vars_.end() ? -1 : it->second.space;
+  };
+  auto leafScheduleOver = [&](const std::set<int>& used) {
+    std::vector<std::string> cmds, loops;
+    for (size_t k = 0; k < leafSplits.size(); k++)
+      if (used.count(leafSplitSpace[k])) cmds.push_back(leafSplits[k]);
+    for (size_t l = static_cast<size_t>(boundary) + 1; l < order_.size(); l++)
+      if (used.count(spaceOfLoop(order_[l]))) loops.push_back(leafLoops[l - static_cast<size_t>(boundary) - 1]);
+    if (loops.size() >= 2) cmds.push_back("reorder(" + join(loops) + ")");
+    for (const ScheduleText& c : leafCommands_) {
+      std::vector<std::string> args;
+      bool keep = true;
+      for (const std::string& x : c.args) {
+        int sp = spaceOfLoop(x);
+        keep &= sp < 0 || used.count(sp) > 0;
+        args.push_back(rename(x));
+      }
+      if (keep) cmds.push_back(c.name + "(" + join(args) + ")");
+    }
+    return join(cmds);
+  };
+  std::set<int> allSpaces;
+  for (size_t s = 0; s < spaces_.size(); s++) allSpaces.insert(static_cast<int>(s));
+  p.leafSchedule = leafScheduleOver(allSpaces);
   // Leaf variants: terms that do not use a summed variable split above the leaf run at
   // its first block only (A = B*C + D adds D once).
   std::set<std::string> splitSums;
@@ -529,7 +552,12 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     Assignment leaf;
     leaf.lhs = a_.lhs;
     leaf.rhs = variants.size() == 1 ? a_.rhs : rhs;
-    p.leaves.push_back(spmd::Program::LeafVariant{leaf.str(), missing});
+    std::set<std::string> names;
+    varsIn(leaf.rhs, names);
+    for (const IndexVar& v : a_.lhsNode().vars) names.insert(v.name());
+    std::set<int> used;
+    for (const std::string& n : names) used.insert(spaceOfLoop(n));
+    p.leaves.push_back(spmd::Program::LeafVariant{leaf.str(), missing, leafScheduleOver(used)});
   }
   if (substitute_) {
     std::set<std::string> want(substitute_->begin(), substitute_->end()), have;
@@ -551,6 +579,7 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     p.gemm = true;
     p.gemmLeaf = *g;
     p.leafSchedule.clear();
+    p.leaves[0].schedule.clear();
   }
   return p;
 }

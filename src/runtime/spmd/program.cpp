@@ -96,7 +96,7 @@ std::string print(const Program& p) {
     for (int s : v.firstBlockOf) when += (when.empty() ? "" : " and ") + p.spaces[static_cast<size_t>(s)].name;
     if (!when.empty()) o << indent << "where the blocks of " << when << " are the first:\n";
     o << indent << (when.empty() ? "" : "  ") << (p.gemm ? "BLAS dgemm on the local boxes: " : "leaf kernel on the local boxes: ")
-      << v.text << (p.gemm || p.leafSchedule.empty() ? "" : "  schedule: " + p.leafSchedule) << "\n";
+      << v.text << (p.gemm || v.schedule.empty() ? "" : "  schedule: " + v.schedule) << "\n";
   }
   for (int l = last; l >= -1; l--) {
     std::string in = indent;
