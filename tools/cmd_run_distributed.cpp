@@ -223,8 +223,12 @@ int runDistributed(const DistributedRunOptions& opt) {
         if (!u.isOutput) t.setFromCoo(inputs.at(u.name));
         tensors.push_back(t);
       }
-      kernel = DistributedKernel::compile(opt.expr, tensors, machine, opt.schedule);
     });
+    // Compiling talks to the other ranks (one rank of each node compiles the leaf while
+    // the others wait for it), so it is a phase of its own: a rank that failed above (a
+    // file it alone could not read) must meet the others in the agreement, not in
+    // compile's collectives (mismatched collectives: MPI_ERR_TRUNCATE, or a hang).
+    agreePhase([&] { kernel = DistributedKernel::compile(opt.expr, tensors, machine, opt.schedule); });
     if (opt.emit) {
       if (worldRank() == 0) std::fputs(kernel->emit().c_str(), stdout);
       return 0;

@@ -2,6 +2,7 @@
 // and runs through the SPMD executor.
 #include <map>
 
+#include "driver/pipeline.h"
 #include "lower/distribute_loops.h"
 #include "runtime/spmd/comm.h"
 #include "runtime/spmd/executor.h"
@@ -72,8 +73,17 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
     Assignment leaf = parseAssignment(v.text, vars);
     Schedule s = parseSchedule(v.schedule, leaf);
     if (machine.threads > 1 && v.schedule.find("parallelize") == std::string::npos) {
-      const Schedule parallel = defaultParallelSchedule(leaf, machine.threads);
-      for (const ScheduleCommand& c : parallel.commands()) s.add(c);
+      // The default parallel schedule splits the leaf's outermost variable: when the leaf
+      // schedule has split that one already (divide(ii,...) above), it does not apply,
+      // and the leaf runs on one thread, as a kernel does when no parallel schedule is safe.
+      const Schedule threads = defaultParallelSchedule(leaf, machine.threads);
+      Schedule parallel = s;
+      for (const ScheduleCommand& c : threads.commands()) parallel.add(c);
+      try {
+        driver::lowerAssignment(leaf, parallel);
+        s = parallel;
+      } catch (const UserError&) {
+      }
     }
     im.leafAssignments.push_back(leaf);
     im.leafSchedules.push_back(s);

@@ -404,7 +404,8 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     p.loops.push_back(loop);
   }
   // Index spaces: their chains of splits above the leaf; the rest schedule the leaf.
-  std::vector<std::pair<int, std::string>> leafSplits;  // (space, command)
+  std::vector<std::string> leafSplits;
+  std::vector<int> leafSplitSpace;  // the index space of each leaf split
   std::map<std::string, std::string> leafName;  // a leaf loop -> its name in the leaf assignment
   for (size_t s = 0; s < spaces_.size(); s++) {
     spmd::IndexSpace sp = spaces_[s];
@@ -417,8 +418,9 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
       if (at == loopIndex.end()) {
         inLeaf = true;
         std::string parent = r.parent == current ? sp.name : r.parent;
-        leafSplits.emplace_back(static_cast<int>(s), std::string(r.divide ? "divide(" : "split(") + parent + "," +
-                                                         r.outer + "," + r.inner + "," + std::to_string(r.amount) + ")");
+        leafSplits.push_back(std::string(r.divide ? "divide(" : "split(") + parent + "," + r.outer + "," + r.inner +
+                             "," + std::to_string(r.amount) + ")");
+        leafSplitSpace.push_back(static_cast<int>(s));
         continue;
       }
       if (inLeaf || at->second < last)
@@ -479,28 +481,45 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     if (u.distribution.defined()) u.distribution.check(name, static_cast<int>(u.dims.size()), u.grid);
     p.tensors.push_back(u);
   }
-  // The leaf's schedule for a variant using the index spaces `used`: its splits, its loops
-  // in order (named as in the assignment), the leaf commands on those loops.
+  // The leaf: its loops in order, named as in the assignment.
+  std::vector<std::string> leafLoops;
+  for (size_t l = static_cast<size_t>(boundary) + 1; l < order_.size(); l++) {
+    auto it = leafName.find(order_[l]);
+    leafLoops.push_back(it == leafName.end() ? order_[l] : it->second);
+  }
   auto rename = [&](const std::string& x) {
     auto it = leafName.find(x);
     return it == leafName.end() ? x : it->second;
   };
-  auto leafScheduleFor = [&](const std::set<int>& used) {
+  // The leaf's single-node schedule over the index spaces in `used`: a leaf variant that
+  // lacks a variable (the D(i,j) of B(i,k)*C(k,j) + D(i,j) with k split above the leaf)
+  // has no loops over it to split, reorder or parallelize.
+  auto spaceOfLoop = [&](const std::string& loop) {
+    auto it = vars_.find(loop);
+    return it == vars_.end() ? -1 : it->second.space;
+  };
+  auto leafScheduleOver = [&](const std::set<int>& used) {
     std::vector<std::string> cmds, loops;
-    for (const auto& [space, text] : leafSplits)
-      if (used.count(space)) cmds.push_back(text);
+    for (size_t k = 0; k < leafSplits.size(); k++)
+      if (used.count(leafSplitSpace[k])) cmds.push_back(leafSplits[k]);
     for (size_t l = static_cast<size_t>(boundary) + 1; l < order_.size(); l++)
-      if (used.count(vars_.at(order_[l]).space)) loops.push_back(rename(order_[l]));
+      if (used.count(spaceOfLoop(order_[l]))) loops.push_back(leafLoops[l - static_cast<size_t>(boundary) - 1]);
     if (loops.size() >= 2) cmds.push_back("reorder(" + join(loops) + ")");
     for (const ScheduleText& c : leafCommands_) {
-      auto v = c.args.empty() ? vars_.end() : vars_.find(c.args[0]);
-      if (v != vars_.end() && !used.count(v->second.space)) continue;  // a loop this variant lacks
       std::vector<std::string> args;
-      for (const std::string& x : c.args) args.push_back(rename(x));
-      cmds.push_back(c.name + "(" + join(args) + ")");
+      bool keep = true;
+      for (const std::string& x : c.args) {
+        int sp = spaceOfLoop(x);
+        keep &= sp < 0 || used.count(sp) > 0;
+        args.push_back(rename(x));
+      }
+      if (keep) cmds.push_back(c.name + "(" + join(args) + ")");
     }
     return join(cmds);
   };
+  std::set<int> allSpaces;
+  for (size_t s = 0; s < spaces_.size(); s++) allSpaces.insert(static_cast<int>(s));
+  p.leafSchedule = leafScheduleOver(allSpaces);
   // Leaf variants: terms that do not use a summed variable split above the leaf run at
   // its first block only (A = B*C + D adds D once).
   std::set<std::string> splitSums;
@@ -534,11 +553,11 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     leaf.lhs = a_.lhs;
     leaf.rhs = variants.size() == 1 ? a_.rhs : rhs;
     std::set<std::string> names;
-    varsIn(leaf.lhs, names);
     varsIn(leaf.rhs, names);
+    for (const IndexVar& v : a_.lhsNode().vars) names.insert(v.name());
     std::set<int> used;
-    for (const std::string& n : names) used.insert(vars_.at(n).space);
-    p.leaves.push_back(spmd::Program::LeafVariant{leaf.str(), missing, leafScheduleFor(used)});
+    for (const std::string& n : names) used.insert(spaceOfLoop(n));
+    p.leaves.push_back(spmd::Program::LeafVariant{leaf.str(), missing, leafScheduleOver(used)});
   }
   if (substitute_) {
     std::set<std::string> want(substitute_->begin(), substitute_->end()), have;
@@ -549,8 +568,7 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
                           "}");
     if (!leafCommands_.empty() || !leafSplits.empty())
       throw ScheduleError("schedule command " + substituteText_ + ": BLAS replaces the leaf, so " +
-                          (leafCommands_.empty() ? leafSplits[0].second : leafCommands_[0].text) +
-                          " has nothing to schedule");
+                          (leafCommands_.empty() ? leafSplits[0] : leafCommands_[0].text) + " has nothing to schedule");
     if (p.leaves.size() != 1)
       throw ScheduleError("schedule command " + substituteText_ + ": the leaf has terms added at the first block only");
     Assignment leaf = a_;
@@ -560,6 +578,7 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     if (!g) throw ScheduleError("schedule command " + substituteText_ + ": " + leaf.str() + ": " + why);
     p.gemm = true;
     p.gemmLeaf = *g;
+    p.leafSchedule.clear();
     p.leaves[0].schedule.clear();
   }
   return p;
@@ -599,7 +618,20 @@ std::string defaultDistributedSchedule(const Assignment& a, const Machine& m, co
   std::vector<std::string> outer, inner;
   for (const auto& v : byDim) outer.push_back(fresh(v + "o"));
   for (const auto& v : byDim) inner.push_back(fresh(v + "i"));
-  return "distribute({" + join(byDim) + "},{" + join(outer) + "},{" + join(inner) + "})";
+  std::string text = "distribute({" + join(byDim) + "},{" + join(outer) + "},{" + join(inner) + "})";
+  // distribute reorders its own loops in the places they had: when a loop that is not
+  // distributed comes first (A(i,j) by columns, xy->y: i, jo, ji, k), move the
+  // distributed loops outermost.
+  std::set<std::string> first(candidates.begin(), candidates.begin() + static_cast<long>(byDim.size()));
+  if (std::set<std::string>(byDim.begin(), byDim.end()) != first) {
+    std::vector<std::string> order = outer;
+    for (const std::string& c : candidates) {
+      auto at = std::find(byDim.begin(), byDim.end(), c);
+      order.push_back(at == byDim.end() ? c : inner[static_cast<size_t>(at - byDim.begin())]);
+    }
+    text += ",reorder(" + join(order) + ")";
+  }
+  return text;
 }
 
 spmd::Program distributeLoops(const Assignment& a, const std::string& schedule, const Machine& m,
