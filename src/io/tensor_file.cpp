@@ -261,13 +261,14 @@ AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
                   static_cast<unsigned long long>(counter.fetch_add(1)),
                   static_cast<unsigned long long>(rng() & 0xffffffffu));
     tmp_ = dir_ + "." + base + kTempMarker + suffix;
+    // Registered before it exists: a signal between creating and registering would leave
+    // it behind (the name holds our pid, so no other live process owns a file by it).
+    slot_ = registerTemporary(tmp_);
     fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd_ >= 0) {
-      // Registered once it is ours (a signal just before this leaves it to the sweep).
-      slot_ = registerTemporary(tmp_);
-      break;
-    }
+    if (fd_ >= 0) break;
     int err = errno;
+    unregisterTemporary(slot_);
+    slot_ = -1;
     if (err != EEXIST) {
       tmp_.clear();
       throw FileError(path, std::string("cannot create file: ") + std::strerror(err));
