@@ -494,7 +494,7 @@ bool runCase(const Case& c, Tally& tally) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int cases = argc > 1 ? std::atoi(argv[1]) : 150;
+  const int cases = argc > 1 ? std::atoi(argv[1]) : 500;
   const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20240528;
   const int ranks = worldSize(), me = worldRank();
   int failed = 0;
