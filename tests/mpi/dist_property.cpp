@@ -6,9 +6,11 @@
 // fits the ranks (1-D, 2-D, 3-D factorizations), a random valid distribution per tensor
 // (partition, fix, broadcast, or none) and a random valid schedule (owner computes;
 // distribute over any variables; divide/split of a variable with communicate at the
-// step loop; rotate; substitute by BLAS for two-factor products). Rank 0 compares the
-// gathered output with a dense evaluation written here (plain loops over the global
-// inputs, from the same fill function: independent of tessel's reference evaluator).
+// step loop; rotate; substitute by BLAS for two-factor products), sometimes `+=`, run
+// twice, 2 threads per rank, or followed by a second kernel that reads the output where
+// it lies (Y = A * 2). Rank 0 compares the gathered output with a dense evaluation
+// written here (plain loops over the global inputs, from the same fill function:
+// independent of tessel's reference evaluator).
 //
 //   mpirun -np 4 dist_property [cases] [seed]
 //
@@ -196,6 +198,9 @@ struct Case {
   Shape shape;
   bool accumulate = false;
   int runs = 1;
+  /// A second kernel takes the output as it lies distributed: Y(...) = A(...) * 2.
+  bool chain = false;
+  std::string chainDist;
   std::map<std::string, int64_t> extent;
   Grid grid;
   int threads = 1;                          ///< threads inside each rank (hierarchical machine)
@@ -400,6 +405,10 @@ Case randomCase(Gen& g, int ranks, int index) {
   c.threads = ranks <= 2 && g.chance(0.1) ? 2 : 1;
   c.accumulate = g.chance(0.1);
   c.runs = g.chance(0.15) ? 2 : 1;
+  if (static_cast<int>(c.shape.lhs.vars.size()) >= c.grid.order() && g.chance(0.2)) {
+    c.chain = true;
+    c.chainDist = randomDistribution(g, static_cast<int>(c.shape.lhs.vars.size()), c.grid);
+  }
   return c;
 }
 
@@ -414,6 +423,7 @@ std::string describe(const Case& c) {
   }
   s += "  schedule \"" + c.schedule + "\"";
   if (c.runs > 1) s += "  (run twice)";
+  if (c.chain) s += "  then Y = " + c.shape.lhs.tensor + " * 2, Y:" + (c.chainDist.empty() ? "none" : c.chainDist);
   return s;
 }
 
@@ -421,6 +431,29 @@ struct Tally {
   int cases = 0, failed = 0, emptyPiece = 0, noPiece = 0;
   std::map<std::string, int> kinds;
 };
+
+/// Rank 0: the gathered `got` against the dense `want` (1e-9 relative), or the first
+/// mismatch printed with the case.
+bool matches(const Case& c, const char* what, const CooData& got, const std::vector<double>& want,
+             const std::vector<int64_t>& outDims) {
+  if (got.dims != outDims) {
+    std::printf("FAIL %s\n  gathered %s has other dimensions\n", describe(c).c_str(), what);
+    return false;
+  }
+  std::vector<double> have(want.size(), 0.0);
+  const int order = static_cast<int>(outDims.size());
+  for (int64_t e = 0; e < got.nnz(); e++) {
+    std::vector<int64_t> at(got.coords.begin() + e * order, got.coords.begin() + (e + 1) * order);
+    have[static_cast<size_t>(rowMajor(outDims, at))] += got.values[static_cast<size_t>(e)];
+  }
+  for (size_t x = 0; x < want.size(); x++) {
+    if (std::abs(have[x] - want[x]) <= 1e-9 * std::max(1.0, std::abs(want[x]))) continue;
+    std::printf("FAIL %s\n  %s entry %zu (row-major): got %.17g, expected %.17g\n", describe(c).c_str(), what, x,
+                have[x], want[x]);
+    return false;
+  }
+  return true;
+}
 
 /// One case on every rank; rank 0 returns whether it matched (the others true).
 bool runCase(const Case& c, Tally& tally) {
@@ -442,11 +475,20 @@ bool runCase(const Case& c, Tally& tally) {
     tensors.push_back(t);
   }
   std::string error;
-  CooData got;
+  CooData got, gotChain;
+  std::vector<int64_t> outDims;
+  for (const std::string& v : c.shape.lhs.vars) outDims.push_back(c.extent.at(v));
   try {
     auto k = DistributedKernel::compile(exprText(c.shape, c.accumulate), tensors, m, c.schedule);
     for (int r = 0; r < c.runs; r++) k->run(tensors);
     got = tensors[0].gather();
+    if (c.chain) {
+      const Access y{"Y", c.shape.lhs.vars};
+      DistTensor Y("Y", outDims, c.chainDist, c.grid);
+      auto k2 = DistributedKernel::compile(accessText(y) + " = " + accessText(c.shape.lhs) + " * 2", {Y, tensors[0]}, m);
+      k2->run({Y, tensors[0]});
+      gotChain = Y.gather();
+    }
   } catch (const std::exception& e) {
     // Compilation errors are raised alike on every rank; so would a run's be here.
     error = e.what();
@@ -459,8 +501,6 @@ bool runCase(const Case& c, Tally& tally) {
     return false;
   }
   std::vector<double> want = evaluateDense(c.shape, c.extent, c.seed);
-  std::vector<int64_t> outDims;
-  for (const std::string& v : c.shape.lhs.vars) outDims.push_back(c.extent.at(v));
   if (c.accumulate) {
     // `+=` adds every run's sum to the output's initial values.
     std::vector<int64_t> at(outDims.size(), 0);
@@ -472,23 +512,10 @@ bool runCase(const Case& c, Tally& tally) {
       }
     }
   }
-  std::vector<double> have(want.size(), 0.0);
-  if (got.dims != outDims) {
-    std::printf("FAIL %s\n  gathered output has other dimensions\n", describe(c).c_str());
-    return false;
-  }
-  const int order = static_cast<int>(outDims.size());
-  for (int64_t e = 0; e < got.nnz(); e++) {
-    std::vector<int64_t> at(got.coords.begin() + e * order, got.coords.begin() + (e + 1) * order);
-    have[static_cast<size_t>(rowMajor(outDims, at))] += got.values[static_cast<size_t>(e)];
-  }
-  for (size_t x = 0; x < want.size(); x++) {
-    if (std::abs(have[x] - want[x]) <= 1e-9 * std::max(1.0, std::abs(want[x]))) continue;
-    std::printf("FAIL %s\n  output entry %zu (row-major): got %.17g, expected %.17g\n", describe(c).c_str(), x, have[x],
-                want[x]);
-    return false;
-  }
-  return true;
+  if (!matches(c, "output", got, want, outDims)) return false;
+  if (!c.chain) return true;
+  for (double& w : want) w *= 2;
+  return matches(c, "Y, the second kernel's output", gotChain, want, outDims);
 }
 
 }  // namespace
@@ -509,6 +536,7 @@ int main(int argc, char** argv) {
     tally.kinds["grid order " + std::to_string(c.grid.order())]++;
     if (c.threads > 1) tally.kinds["threads"]++;
     if (c.accumulate) tally.kinds["+="]++;
+    if (c.chain) tally.kinds["a second kernel on the output"]++;
     for (const auto& [t, on] : c.placedOn)
       if (!(on == c.grid)) {
         tally.kinds["a tensor on another grid"]++;
