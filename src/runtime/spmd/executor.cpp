@@ -48,6 +48,12 @@ struct Owners {
       }
     }
   }
+  /// Only rank q holds its piece (not replicated).
+  bool soleOwner(int q) const {
+    for (const auto& rs : ranks)
+      if (std::find(rs.begin(), rs.end(), q) != rs.end()) return rs.size() == 1;
+    return false;
+  }
   /// Who sends piece g to rank q: q itself when it holds a replica, else one replica
   /// picked by q (spreads the senders of a replicated piece).
   int source(size_t g, int q) const {
@@ -57,13 +63,21 @@ struct Owners {
   }
 };
 
+/// A tensor's box at its communication level: its own storage, or (when the box is
+/// exactly this rank's piece) the piece itself, uncopied.
 struct Buffer {
   Box box;
-  std::vector<double> data;
+  std::vector<double> storage;
+  double* ptr = nullptr;
   void reset(const Box& b, bool zero) {
     box = b;
-    data.resize(static_cast<size_t>(volume(b)));
-    if (zero) std::fill(data.begin(), data.end(), 0.0);
+    storage.resize(static_cast<size_t>(volume(b)));
+    if (zero) std::fill(storage.begin(), storage.end(), 0.0);
+    ptr = storage.data();
+  }
+  void alias(const Box& b, double* piece) {
+    box = b;
+    ptr = piece;
   }
 };
 
@@ -109,6 +123,7 @@ class Run {
     cur_.resize(p.tensors.size());
     next_.resize(p.tensors.size());
     scratch_.resize(p.tensors.size());
+    aliasedOutput_.assign(p.tensors.size(), false);
   }
 
   ExecStats go() {
@@ -195,8 +210,22 @@ class Run {
     auto t0 = Clock::now();
     const TensorUse& u = p_.tensors[t];
     const Box mine = boxAt(p_, static_cast<int>(t), u.level, valuesOf(me_, d));
-    buf.reset(mine, u.output);
-    if (u.output) return;
+    const bool ownPiece = pieces_[t].box && *pieces_[t].box == mine;
+    if (u.output) {
+      // An output box that is this rank's whole piece for the whole run accumulates there
+      // (the piece starts at zero, or at its old values for +=).
+      if (ownPiece && u.level < D_ && owners_[t].soleOwner(me_)) {
+        buf.alias(mine, pieces_[t].data);
+        aliasedOutput_[t] = true;
+      } else {
+        buf.reset(mine, true);
+      }
+      return;
+    }
+    if (ownPiece)  // nothing to fetch or copy for this rank (others may still need it)
+      buf.alias(mine, pieces_[t].data);
+    else
+      buf.reset(mine, false);
     stats_.formulaBytes[t] += volume(mine) * 8;
     const Owners& own = owners_[t];
     const int tag = static_cast<int>(t) * 4 + static_cast<int>(stepParity_++ & 1) * 2;
@@ -209,17 +238,17 @@ class Run {
         int src = own.source(g, q);
         if (src != me_ && q != me_) continue;
         if (src == me_ && q == me_) {
-          copyRegion(pieces_[t].data, *pieces_[t].box, buf.data.data(), buf.box, region, false);
+          if (!ownPiece) copyRegion(pieces_[t].data, *pieces_[t].box, buf.ptr, buf.box, region, false);
         } else if (src == me_) {
           sendRegion(q, tag, t, region, tr);
         } else {
           stats_.bytesReceived[t] += volume(region) * 8;
           if (auto off = contiguousOffset(buf.box, region)) {
-            tr.exchange.recv(src, tag, buf.data.data() + *off, volume(region));
+            tr.exchange.recv(src, tag, buf.ptr + *off, volume(region));
           } else {
             auto& staged = tr.stage(volume(region));
             tr.exchange.recv(src, tag, staged.data(), volume(region));
-            tr.landings.push_back({src, staged.data(), region, buf.data.data(), buf.box, region, false});
+            tr.landings.push_back({src, staged.data(), region, buf.ptr, buf.box, region, false});
           }
         }
       }
@@ -255,11 +284,12 @@ class Run {
         if (volume(region) == 0) continue;
         for (int r : own.ranks[g]) {
           if (q == me_ && r == me_) {
-            tr.landings.push_back({me_, cur_[t].data.data(), cur_[t].box, pieces_[t].data, *pieces_[t].box, region, true});
+            if (aliasedOutput_[t]) continue;  // computed in place
+            tr.landings.push_back({me_, cur_[t].ptr, cur_[t].box, pieces_[t].data, *pieces_[t].box, region, true});
           } else if (q == me_) {
             stats_.bytesSent[t] += volume(region) * 8;
             auto& staged = tr.stage(volume(region));
-            copyRegion(cur_[t].data.data(), cur_[t].box, staged.data(), region, region, false);
+            copyRegion(cur_[t].ptr, cur_[t].box, staged.data(), region, region, false);
             tr.exchange.send(r, tag, staged.data(), volume(region));
           } else if (r == me_) {
             stats_.bytesReceived[t] += volume(region) * 8;
@@ -286,11 +316,11 @@ class Run {
       Box b = boxAt(p_, static_cast<int>(t), leafLevel, vals);
       Buffer& buf = cur_[t];
       if (b == buf.box) {
-        data.push_back(buf.data.data());
+        data.push_back(buf.ptr);
       } else {  // the leaf's block of a box fetched further out
         scratch_[t].reset(b, p_.tensors[t].output);
-        if (!p_.tensors[t].output) copyRegion(buf.data.data(), buf.box, scratch_[t].data.data(), b, b, false);
-        data.push_back(scratch_[t].data.data());
+        if (!p_.tensors[t].output) copyRegion(buf.ptr, buf.box, scratch_[t].ptr, b, b, false);
+        data.push_back(scratch_[t].ptr);
       }
       boxes.push_back(b);
     }
@@ -300,8 +330,8 @@ class Run {
       if (first) leaf_.run(v, boxes, data);
     }
     for (size_t t = 0; t < p_.tensors.size(); t++)
-      if (p_.tensors[t].output && data[t] != cur_[t].data.data())
-        copyRegion(data[t], boxes[t], cur_[t].data.data(), cur_[t].box, boxes[t], true);
+      if (p_.tensors[t].output && data[t] != cur_[t].ptr)
+        copyRegion(data[t], boxes[t], cur_[t].ptr, cur_[t].box, boxes[t], true);
     stats_.computeSeconds += since(t0);
   }
 
@@ -315,6 +345,7 @@ class Run {
   uint64_t stepParity_ = 0;
   std::vector<Owners> owners_;
   std::vector<Buffer> cur_, next_, scratch_;
+  std::vector<bool> aliasedOutput_;
   ExecStats stats_;
 };
 

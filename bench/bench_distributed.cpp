@@ -1,0 +1,146 @@
+// Distributed kernels (issue 28): one kernel, one size, one rank count per call; prints one
+// JSON line on rank 0 with the median of the slowest rank's times. bench/distributed.sh
+// runs it interleaved with ScaLAPACK's pdgemm (bench/peers/peer_pdgemm.cpp) per rank count.
+//
+//   mpirun -np 16 bench_distributed --kernel gemm --m 8192 --n 8192 --k 8192 [--algo summa|cannon|johnson]
+//   mpirun -np 16 bench_distributed --kernel ttv|ttm|mttkrp --n 600 [--l 64]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "tessel/distributed.h"
+#include "tessel/error.h"
+
+using namespace tessel;
+
+namespace {
+
+std::map<std::string, std::string> parseArgs(int argc, char** argv) {
+  std::map<std::string, std::string> a;
+  for (int k = 1; k + 1 < argc; k += 2) {
+    if (std::strncmp(argv[k], "--", 2) != 0) throw UserError(std::string("unexpected argument ") + argv[k]);
+    a[argv[k] + 2] = argv[k + 1];
+  }
+  return a;
+}
+
+/// The most square 2-D grid of p ranks (rows <= cols).
+Grid grid2(int p) {
+  int r = static_cast<int>(std::sqrt(static_cast<double>(p)));
+  while (p % r) r--;
+  return Grid(r, p / r);
+}
+
+double fillValue(const std::vector<int64_t>& c, int salt) {
+  int64_t h = salt;
+  for (int64_t x : c) h = h * 31 + x;
+  return static_cast<double>((h * 2654435761LL) % 1000) / 1000.0 - 0.5;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int rc = 0;
+  try {
+    auto args = parseArgs(argc, argv);
+    auto num = [&](const char* k, int64_t d) { return args.count(k) ? std::stoll(args.at(k)) : d; };
+    const std::string kernel = args.count("kernel") ? args.at("kernel") : "gemm";
+    const int reps = static_cast<int>(num("reps", 5));
+    const int p = worldSize();
+    std::string expr, schedule, algo = args.count("algo") ? args.at("algo") : "";
+    Machine m;
+    std::vector<DistTensor> ts;
+    double flops = 0, bytes = 0;
+    if (kernel == "gemm") {
+      const int64_t M = num("m", 4096), N = num("n", 4096), K = num("k", 4096);
+      if (algo.empty()) algo = "summa";
+      expr = "A(i,j) = B(i,k) * C(k,j)";
+      if (algo == "johnson") {
+        int c = static_cast<int>(std::round(std::cbrt(p)));
+        if (c * c * c != p) throw UserError("johnson needs a cube number of ranks");
+        m.grid = Grid(c, c, c);
+        ts = {DistTensor("A", {M, N}, "xy->xy0", m.grid), DistTensor("B", {M, K}, "xz->x0z", m.grid),
+              DistTensor("C", {K, N}, "zy->0yz", m.grid)};
+        schedule = "distribute({i,j,k},{io,jo,ko},{ii,ji,ki}),communicate({A,B,C},ko),substitute({ii,ji,ki},blas)";
+      } else {
+        m.grid = grid2(p);
+        // SUMMA's k panel: one owner's block of columns by default (contiguous, no packing).
+        const int64_t kb = num("kb", std::max<int64_t>(256, (K + m.grid.dim(1) - 1) / m.grid.dim(1)));
+        ts = {DistTensor("A", {M, N}, "xy->xy", m.grid), DistTensor("B", {M, K}, "xy->xy", m.grid),
+              DistTensor("C", {K, N}, "xy->xy", m.grid)};
+        if (algo == "summa")
+          schedule = "distribute({i,j},{io,jo},{ii,ji}),split(k,ko,ki," + std::to_string(kb) +
+                     "),reorder(ko,ii,ji,ki),communicate(A,jo),communicate({B,C},ko),substitute({ii,ji,ki},blas)";
+        else if (algo == "cannon")
+          schedule = "distribute({i,j},{io,jo},{ii,ji}),divide(k,ko,ki," + std::to_string(m.grid.dim(1)) +
+                     "),reorder(ko,ii,ji,ki),rotate(ko,{io,jo},kos),communicate(A,jo),communicate({B,C},kos),"
+                     "substitute({ii,ji,ki},blas)";
+        else
+          throw UserError("unknown --algo " + algo);
+      }
+      flops = 2.0 * M * N * K;
+    } else {
+      const int64_t n = num("n", 600), l = num("l", 64);
+      m.grid = Grid(p);
+      if (kernel == "ttv") {
+        expr = "A(i,j) = B(i,j,k) * c(k)";
+        ts = {DistTensor("A", {n, n}, "xy->x", m.grid), DistTensor("B", {n, n, n}, "xyz->x", m.grid),
+              DistTensor("c", {n}, "", m.grid)};
+        flops = 2.0 * n * n * n;
+        bytes = 8.0 * n * n * n;
+      } else if (kernel == "ttm") {
+        expr = "A(i,j,l) = B(i,j,k) * C(k,l)";
+        ts = {DistTensor("A", {n, n, l}, "xyz->x", m.grid), DistTensor("B", {n, n, n}, "xyz->x", m.grid),
+              DistTensor("C", {n, l}, "", m.grid)};
+        schedule = "distribute({i},{io},{ii}),substitute({ii,j,k,l},blas)";
+        flops = 2.0 * n * n * n * l;
+      } else if (kernel == "mttkrp") {
+        expr = "A(i,l) = B(i,j,k) * C(j,l) * D(k,l)";
+        ts = {DistTensor("A", {n, l}, "xy->x", m.grid), DistTensor("B", {n, n, n}, "xyz->x", m.grid),
+              DistTensor("C", {n, l}, "", m.grid), DistTensor("D", {n, l}, "", m.grid)};
+        flops = 3.0 * n * n * n * l;
+      } else {
+        throw UserError("unknown --kernel " + kernel);
+      }
+      algo = "owner";
+    }
+    for (size_t t = 1; t < ts.size(); t++) ts[t].fill([t](const std::vector<int64_t>& c) { return fillValue(c, static_cast<int>(t)); });
+    auto k = DistributedKernel::compile(expr, ts, m, schedule);
+    k->run(ts);  // warm-up: page faults, JIT, MPI connections
+    std::vector<double> total, compute, comm;
+    DistRunStats last;
+    for (int r = 0; r < reps; r++) {
+      last = k->run(ts);
+      total.push_back(last.seconds);
+      compute.push_back(last.computeSeconds);
+      comm.push_back(last.commSeconds);
+    }
+    if (worldRank() == 0) {
+      const double t = median(total);
+      std::printf("{\"system\":\"tessel\",\"kernel\":\"%s\",\"algo\":\"%s\",\"ranks\":%d,\"grid\":\"%s\",\"expr\":\"%s\","
+                  "\"median_s\":%.6f,\"compute_s\":%.6f,\"comm_s\":%.6f,\"gflops\":%.2f,\"gbps\":%.2f,"
+                  "\"max_bytes_sent\":%lld",
+                  kernel.c_str(), algo.c_str(), p, m.grid.str().c_str(), expr.c_str(), t, median(compute), median(comm),
+                  flops / t / 1e9, bytes / t / 1e9, static_cast<long long>(last.maxBytesSent));
+      for (const auto& pt : last.tensors)
+        std::printf(",\"%s_recv_max\":%lld,\"%s_formula\":%lld", pt.name.c_str(), static_cast<long long>(pt.maxBytesReceived),
+                    pt.name.c_str(), static_cast<long long>(pt.formulaBytes));
+      std::printf("}\n");
+    }
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "bench_distributed: rank %d: %s\n", worldRank(), e.what());
+    abortAllRanks(2, "bench_distributed failed");
+  }
+  finalizeDistributed();
+  return rc;
+}
