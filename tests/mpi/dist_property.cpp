@@ -6,9 +6,11 @@
 // fits the ranks (1-D, 2-D, 3-D factorizations), a random valid distribution per tensor
 // (partition, fix, broadcast, or none) and a random valid schedule (owner computes;
 // distribute over any variables; divide/split of a variable with communicate at the
-// step loop; rotate; substitute by BLAS for two-factor products). Rank 0 compares the
-// gathered output with a dense evaluation written here (plain loops over the global
-// inputs, from the same fill function: independent of tessel's reference evaluator).
+// step loop; rotate; substitute by BLAS for two-factor products), sometimes `+=`, run
+// twice, 2 threads per rank, or followed by a second kernel that reads the output where
+// it lies (Y = A * 2). Rank 0 compares the gathered output with a dense evaluation
+// written here (plain loops over the global inputs, from the same fill function:
+// independent of tessel's reference evaluator).
 //
 //   mpirun -np 4 dist_property [cases] [seed]
 //
@@ -196,6 +198,9 @@ struct Case {
   Shape shape;
   bool accumulate = false;
   int runs = 1;
+  /// A second kernel takes the output as it lies distributed: Y(...) = A(...) * 2.
+  bool chain = false;
+  std::string chainDist;
   std::map<std::string, int64_t> extent;
   Grid grid;
   int threads = 1;                          ///< threads inside each rank (hierarchical machine)
@@ -368,38 +373,46 @@ std::string randomSchedule(Gen& g, const Shape& sh, const Grid& grid, std::set<s
   return join(cmds);
 }
 
-Case randomCase(Gen& g, int ranks, int index) {
+/// `shared` draws what does not depend on the number of ranks (the expression, extents,
+/// grid order, schedule, +=, runs), alike at every rank count, so the leaf kernels
+/// compiled at one rank count are the JIT cache's hits at the next; `own` draws the grid,
+/// the distributions and threads.
+Case randomCase(Gen& shared, Gen& own, int ranks, int index) {
   static const std::vector<Shape> all = shapes();
   Case c;
   c.index = index;
-  c.seed = g.word();
-  c.shape = g.among(all);
+  c.seed = shared.word();
+  c.shape = shared.among(all);
   const std::vector<std::string> vars = varsOf(c.shape);
   // A grid: 1-D, 2-D or 3-D (no more dimensions than index variables).
   const int maxOrder = std::min<int>(3, static_cast<int>(vars.size()));
   std::vector<std::vector<int>> grids;
   std::vector<int> cur;
-  factorizations(ranks, g.pick(1, maxOrder), cur, grids);
-  c.grid = Grid(g.among(grids));
+  factorizations(ranks, shared.pick(1, maxOrder), cur, grids);
+  c.grid = Grid(own.among(grids));
   // Small extents: 1, fewer than the ranks, uneven.
   static const std::vector<int64_t> sizes{1, 1, 2, 3, 3, 4, 5, 5, 6, 7, 9};
-  for (const auto& v : vars) c.extent[v] = g.among(sizes);
+  for (const auto& v : vars) c.extent[v] = shared.among(sizes);
   // Each tensor's distribution, mostly over the machine's grid, sometimes over another
   // grid of as many ranks (a data distribution unlike the computation's).
   for (const Access& t : tensorsOf(c.shape)) {
     Grid on = c.grid;
-    if (g.chance(0.2)) {
+    if (own.chance(0.2)) {
       std::vector<std::vector<int>> other;
-      factorizations(ranks, g.pick(1, 3), cur, other);
-      on = Grid(g.among(other));
+      factorizations(ranks, own.pick(1, 3), cur, other);
+      on = Grid(own.among(other));
     }
     c.placedOn[t.tensor] = on;
-    c.dist[t.tensor] = randomDistribution(g, static_cast<int>(t.vars.size()), on);
+    c.dist[t.tensor] = randomDistribution(own, static_cast<int>(t.vars.size()), on);
   }
-  c.schedule = randomSchedule(g, c.shape, c.grid, c.features);
-  c.threads = ranks <= 2 && g.chance(0.1) ? 2 : 1;
-  c.accumulate = g.chance(0.1);
-  c.runs = g.chance(0.15) ? 2 : 1;
+  c.schedule = randomSchedule(shared, c.shape, c.grid, c.features);
+  c.threads = ranks <= 2 && own.chance(0.1) ? 2 : 1;
+  c.accumulate = shared.chance(0.1);
+  c.runs = shared.chance(0.15) ? 2 : 1;
+  if (static_cast<int>(c.shape.lhs.vars.size()) >= c.grid.order() && shared.chance(0.2)) {
+    c.chain = true;
+    c.chainDist = randomDistribution(own, static_cast<int>(c.shape.lhs.vars.size()), c.grid);
+  }
   return c;
 }
 
@@ -414,6 +427,7 @@ std::string describe(const Case& c) {
   }
   s += "  schedule \"" + c.schedule + "\"";
   if (c.runs > 1) s += "  (run twice)";
+  if (c.chain) s += "  then Y = " + c.shape.lhs.tensor + " * 2, Y:" + (c.chainDist.empty() ? "none" : c.chainDist);
   return s;
 }
 
@@ -421,6 +435,29 @@ struct Tally {
   int cases = 0, failed = 0, emptyPiece = 0, noPiece = 0;
   std::map<std::string, int> kinds;
 };
+
+/// Rank 0: the gathered `got` against the dense `want` (1e-9 relative), or the first
+/// mismatch printed with the case.
+bool matches(const Case& c, const char* what, const CooData& got, const std::vector<double>& want,
+             const std::vector<int64_t>& outDims) {
+  if (got.dims != outDims) {
+    std::printf("FAIL %s\n  gathered %s has other dimensions\n", describe(c).c_str(), what);
+    return false;
+  }
+  std::vector<double> have(want.size(), 0.0);
+  const int order = static_cast<int>(outDims.size());
+  for (int64_t e = 0; e < got.nnz(); e++) {
+    std::vector<int64_t> at(got.coords.begin() + e * order, got.coords.begin() + (e + 1) * order);
+    have[static_cast<size_t>(rowMajor(outDims, at))] += got.values[static_cast<size_t>(e)];
+  }
+  for (size_t x = 0; x < want.size(); x++) {
+    if (std::abs(have[x] - want[x]) <= 1e-9 * std::max(1.0, std::abs(want[x]))) continue;
+    std::printf("FAIL %s\n  %s entry %zu (row-major): got %.17g, expected %.17g\n", describe(c).c_str(), what, x,
+                have[x], want[x]);
+    return false;
+  }
+  return true;
+}
 
 /// One case on every rank; rank 0 returns whether it matched (the others true).
 bool runCase(const Case& c, Tally& tally) {
@@ -442,11 +479,20 @@ bool runCase(const Case& c, Tally& tally) {
     tensors.push_back(t);
   }
   std::string error;
-  CooData got;
+  CooData got, gotChain;
+  std::vector<int64_t> outDims;
+  for (const std::string& v : c.shape.lhs.vars) outDims.push_back(c.extent.at(v));
   try {
     auto k = DistributedKernel::compile(exprText(c.shape, c.accumulate), tensors, m, c.schedule);
     for (int r = 0; r < c.runs; r++) k->run(tensors);
     got = tensors[0].gather();
+    if (c.chain) {
+      const Access y{"Y", c.shape.lhs.vars};
+      DistTensor Y("Y", outDims, c.chainDist, c.grid);
+      auto k2 = DistributedKernel::compile(accessText(y) + " = " + accessText(c.shape.lhs) + " * 2", {Y, tensors[0]}, m);
+      k2->run({Y, tensors[0]});
+      gotChain = Y.gather();
+    }
   } catch (const std::exception& e) {
     // Compilation errors are raised alike on every rank; so would a run's be here.
     error = e.what();
@@ -459,8 +505,6 @@ bool runCase(const Case& c, Tally& tally) {
     return false;
   }
   std::vector<double> want = evaluateDense(c.shape, c.extent, c.seed);
-  std::vector<int64_t> outDims;
-  for (const std::string& v : c.shape.lhs.vars) outDims.push_back(c.extent.at(v));
   if (c.accumulate) {
     // `+=` adds every run's sum to the output's initial values.
     std::vector<int64_t> at(outDims.size(), 0);
@@ -472,43 +516,31 @@ bool runCase(const Case& c, Tally& tally) {
       }
     }
   }
-  std::vector<double> have(want.size(), 0.0);
-  if (got.dims != outDims) {
-    std::printf("FAIL %s\n  gathered output has other dimensions\n", describe(c).c_str());
-    return false;
-  }
-  const int order = static_cast<int>(outDims.size());
-  for (int64_t e = 0; e < got.nnz(); e++) {
-    std::vector<int64_t> at(got.coords.begin() + e * order, got.coords.begin() + (e + 1) * order);
-    have[static_cast<size_t>(rowMajor(outDims, at))] += got.values[static_cast<size_t>(e)];
-  }
-  for (size_t x = 0; x < want.size(); x++) {
-    if (std::abs(have[x] - want[x]) <= 1e-9 * std::max(1.0, std::abs(want[x]))) continue;
-    std::printf("FAIL %s\n  output entry %zu (row-major): got %.17g, expected %.17g\n", describe(c).c_str(), x, have[x],
-                want[x]);
-    return false;
-  }
-  return true;
+  if (!matches(c, "output", got, want, outDims)) return false;
+  if (!c.chain) return true;
+  for (double& w : want) w *= 2;
+  return matches(c, "Y, the second kernel's output", gotChain, want, outDims);
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
-  const int cases = argc > 1 ? std::atoi(argv[1]) : 150;
+  const int cases = argc > 1 ? std::atoi(argv[1]) : 800;
   const uint64_t seed = argc > 2 ? std::strtoull(argv[2], nullptr, 10) : 20240528;
   const int ranks = worldSize(), me = worldRank();
   int failed = 0;
   const bool oracleOk = me != 0 || oracleSelfCheck();
   if (!oracleOk) std::printf("FAIL the test's own dense evaluation disagrees with GEMM + D written out\n");
-  Gen g(seed + static_cast<uint64_t>(ranks));
+  Gen shared(seed), own(seed + 1000003 * static_cast<uint64_t>(ranks));
   Tally tally;
   for (int n = 0; n < cases; n++) {
-    Case c = randomCase(g, ranks, n);
+    Case c = randomCase(shared, own, ranks, n);
     tally.cases++;
     for (const std::string& f : c.features) tally.kinds[f]++;
     tally.kinds["grid order " + std::to_string(c.grid.order())]++;
     if (c.threads > 1) tally.kinds["threads"]++;
     if (c.accumulate) tally.kinds["+="]++;
+    if (c.chain) tally.kinds["a second kernel on the output"]++;
     for (const auto& [t, on] : c.placedOn)
       if (!(on == c.grid)) {
         tally.kinds["a tensor on another grid"]++;

@@ -1,0 +1,290 @@
+#!/usr/bin/env bash
+# The tool's distributed path under mpiexec (ctest MPI.cli.GROUP, label mpi).
+#
+#   cli_mpi.sh GROUP TESSEL MPIEXEC [MPIEXEC_FLAGS...]
+#
+# GROUP: figure9 (DISTAL Figure 9's GEMM schedules with --check), kernels (TTV, TTM,
+# MTTKRP, inner product, GEMV, sums, threads with --check), output (-o written once by
+# rank 0 and equal to a one-rank run's, what rank 0 alone prints), badinput (one
+# "tessel:" line, exit 2 on every rank, no hang), rankfail (one rank alone fails: before
+# the run, during it, gathering on rank 0: one line, exit code, no output file, < 10 s).
+# Every mpiexec runs under `timeout 60`. Exit 0 when every check holds, 1 otherwise.
+set -u
+
+GROUP=$1
+TESSEL=$2
+shift 2
+MPIEXEC=("$@")
+
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/tessel-cli-mpi-XXXXXX")
+trap 'rm -rf "$WORK"' EXIT
+cd "$WORK" || exit 1
+
+checks=0
+failures=0
+fail() {
+  echo "FAIL [$CASE]: $*"
+  echo "  stdout: $(head -c 2000 out.txt)"
+  echo "  stderr: $(head -c 2000 err.txt)"
+  failures=$((failures + 1))
+}
+pass() { checks=$((checks + 1)); }
+
+# The rank of this process under the launcher, for the per-rank wrappers below.
+RANK_OF='${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-${PMIX_RANK:-0}}}'
+
+# mrun NP ARGS...: tessel ARGS under mpiexec -np NP; sets rc and secs.
+mrun() {
+  local np=$1
+  shift
+  local t0=$EPOCHREALTIME
+  timeout 60 "${MPIEXEC[@]}" -np "$np" "$TESSEL" "$@" >out.txt 2>err.txt
+  rc=$?
+  secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+}
+
+# mrun_wrapped NP WRAPPER ARGS...: the same with each rank started through `sh -c WRAPPER
+# tessel ARGS` (WRAPPER ends in exec "$0" "$@", or records the rank's exit code).
+mrun_wrapped() {
+  local np=$1 wrapper=$2
+  shift 2
+  local t0=$EPOCHREALTIME
+  timeout 60 "${MPIEXEC[@]}" -np "$np" sh -c "$wrapper" "$TESSEL" "$@" >out.txt 2>err.txt
+  rc=$?
+  secs=$(awk -v a="$t0" -v b="$EPOCHREALTIME" 'BEGIN { printf "%.1f", b - a }')
+}
+
+tessel_lines() { grep -c '^tessel:' err.txt; }
+
+# expect_check NAME NP ARGS...: exit 0 and "check: OK" (the reference evaluator agrees).
+expect_check() {
+  CASE=$1
+  local np=$2
+  shift 2
+  mrun "$np" "$@" --check
+  if [ "$rc" != 0 ]; then
+    fail "exit $rc, expected 0"
+  elif [ "$(grep -c '^check: OK' err.txt)" != 1 ]; then
+    fail "expected one 'check: OK' line"
+  else
+    pass
+  fi
+}
+
+# expect_bad NAME NP MENTION ARGS...: exactly one "tessel: error:" line mentioning
+# MENTION, nothing on stdout, and exit 2 on every one of the NP ranks (each rank's code
+# is recorded by a wrapper; mpiexec is told not to end the job at the first non-zero).
+expect_bad() {
+  CASE=$1
+  local np=$2 mention=$3
+  shift 3
+  rm -rf rc && mkdir rc
+  OMPI_MCA_orte_abort_on_non_zero_status=0 RCDIR="$WORK/rc" \
+    mrun_wrapped "$np" '"$0" "$@"; c=$?; echo $c > "$RCDIR/'"$RANK_OF"'"; exit $c' "$@"
+  local codes
+  codes=$(cat rc/* 2>/dev/null | sort | uniq -c | tr -s ' ' | sed 's/^ //')
+  if [ "$rc" = 124 ]; then
+    fail "timed out (a hang)"
+  elif [ "$(ls rc | wc -l)" != "$np" ] || [ "$codes" != "$np 2" ]; then
+    fail "rank exit codes (count code): '$codes', expected '$np 2'"
+  elif [ "$(tessel_lines)" != 1 ] || ! grep -q '^tessel: error: ' err.txt; then
+    fail "expected exactly one 'tessel: error:' line"
+  elif ! grep -qF -- "$mention" err.txt; then
+    fail "the message does not mention '$mention'"
+  elif [ -s out.txt ]; then
+    fail "stdout is not empty"
+  else
+    pass
+  fi
+}
+
+GEMM="A(i,j) = B(i,k) * C(k,j)"
+GEN="-g B:dense:9,10 -g C:dense:10,7"  # uneven: 9 x 10 x 7 over 2 x 2
+BLOCKS=(-d 'A:xy->xy' -d 'B:xy->xy' -d 'C:xy->xy')
+SUMMA="distribute({i,j},{io,jo},{ii,ji}),split(k,ko,ki,3),reorder(ko,ii,ji,ki),communicate(A,jo),communicate({B,C},ko)"
+CANNON="distribute({i,j},{io,jo},{ii,ji}),divide(k,ko,ki,2),reorder(ko,ii,ji,ki),rotate(ko,{io,jo},kos),communicate(A,jo),communicate({B,C},kos)"
+PUMMA="distribute({i,j},{io,jo},{ii,ji}),divide(k,ko,ki,2),reorder(ko,ii,ji,ki),rotate(ko,{io},kos),communicate(A,jo),communicate({B,C},kos)"
+JOHNSON="distribute({i,j,k},{io,jo,ko},{ii,ji,ki}),communicate({A,B,C},ko)"
+SOLOMONIK1="distribute({i,j,k},{io,jo,ko},{ii,ji,ki}),divide(ki,kio,kii,1),reorder(kio,ii,ji,kii),rotate(kio,{io,jo},kios),communicate(A,jo),communicate({B,C},kios)"
+SOLOMONIK2="distribute({i,j,k},{io,jo,ko},{ii,ji,ki}),divide(ki,kio,kii,2),reorder(kio,ii,ji,kii),rotate(kio,{io,jo},kios),communicate(A,jo),communicate({B,C},kios)"
+
+case "$GROUP" in
+figure9)
+  # shellcheck disable=SC2086
+  {
+    expect_check summa 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" -s "$SUMMA" $GEN
+    expect_check summa-blas 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" -s "$SUMMA,substitute({ii,ji,ki},blas)" $GEN
+    expect_check cannon 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" -s "$CANNON" $GEN
+    expect_check cannon-blas 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" -s "$CANNON,substitute({ii,ji,ki},blas)" $GEN
+    expect_check pumma 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" -s "$PUMMA" $GEN
+    expect_check johnson 8 run "$GEMM" -m 2x2x2 -d 'A:xy->xy0' -d 'B:xz->x0z' -d 'C:zy->0yz' -s "$JOHNSON" $GEN
+    expect_check solomonik-2.5d 8 run "$GEMM" -m 2x2x2 -d 'A:xy->xy0' -d 'B:xy->xy0' -d 'C:xy->xy0' -s "$SOLOMONIK1" $GEN
+    expect_check solomonik-2.5d-two-steps 8 run "$GEMM" -m 2x2x2 -d 'A:xy->xy0' -d 'B:xy->xy0' -d 'C:xy->xy0' -s "$SOLOMONIK2" $GEN
+    # The data distributed unlike the computation (rows on a 1-D grid of 4): still right.
+    expect_check summa-data-by-rows 4 run "$GEMM" -m 2x2 -s "$SUMMA" $GEN
+    # More ranks than rows: 3 x 2 x 2 on 2 x 2 ranks, and 1 x 1 x 1.
+    expect_check cannon-tiny 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" -s "$CANNON" -g B:dense:3,2 -g C:dense:2,2
+    expect_check summa-one-entry 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" -s "$SUMMA" -g B:dense:1,1 -g C:dense:1,1
+  }
+  ;;
+kernels)
+  expect_check ttv 4 run "A(i,j) = B(i,j,k) * c(k)" -m 2x2 -d 'A:xy->xy' -d 'B:xyz->xy' -d 'c:x->**' \
+    -g B:dense:5,6,7 -g c:dense:7
+  expect_check ttv-1d-default 3 run "A(i,j) = B(i,j,k) * c(k)" -m 3 -g B:dense:5,6,7 -g c:dense:7
+  expect_check ttm 4 run "A(i,j,l) = B(i,j,k) * C(k,l)" -m 2x2 -d 'A:xyz->xy' -d 'B:xyz->xy' \
+    -g B:dense:5,6,7 -g C:dense:7,3
+  expect_check ttm-blas 4 run "A(i,j,l) = B(i,j,k) * C(k,l)" -m 2x2 -d 'A:xyz->xy' -d 'B:xyz->xy' \
+    -s "distribute({i,j},{io,jo},{ii,ji}),substitute({ii,ji,l,k},blas)" -g B:dense:5,6,7 -g C:dense:7,3
+  expect_check mttkrp 4 run "A(i,l) = B(i,j,k) * C(j,l) * D(k,l)" -m 4 -g B:dense:5,6,7 -g C:dense:6,3 -g D:dense:7,3
+  expect_check mttkrp-2x3 6 run "A(i,l) = B(i,j,k) * C(j,l) * D(k,l)" -m 2x3 -d 'B:xyz->xz' -d 'A:xy->x*' \
+    -s "distribute({i,k},{io,ko},{ii,ki}),reorder(io,ko,ii,j,ki,l)" -g B:dense:5,6,7 -g C:dense:6,3 -g D:dense:7,3
+  expect_check inner-product 4 run "a = B(i,j) * C(i,j)" -m 2x2 -d 'B:xy->xy' -d 'C:xy->yx' -g B:dense:5,6 -g C:dense:5,6
+  expect_check gemv-rows-fewer-than-ranks 3 run "a(i) = B(i,j) * c(j)" -m 3 -g B:dense:2,6 -g c:dense:6
+  expect_check gemm-plus-d-k-split 4 run "A(i,j) = B(i,k) * C(k,j) + D(i,j)" -m 2x2 "${BLOCKS[@]}" -d 'D:xy->yx' \
+    -s "$SUMMA" -g B:dense:9,10 -g C:dense:10,7 -g D:dense:9,7
+  expect_check gemm-plus-d-johnson 8 run "A(i,j) = B(i,k) * C(k,j) + D(i,j)" -m 2x2x2 -s "$JOHNSON" \
+    -g B:dense:9,10 -g C:dense:10,7 -g D:dense:9,7
+  expect_check add 2 run "A(i,j) = B(i,j) + C(i,j)" -m 2 -d 'A:xy->y' -g B:dense:5,3 -g C:dense:5,3
+  expect_check threads 2 run "$GEMM" -m 2 --threads 2 -g B:dense:40,30 -g C:dense:30,20
+  ;;
+output)
+  # -o: rank 0 writes the gathered output once; the same bytes as a one-rank run's.
+  CASE=write-once
+  mrun 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" $GEN -o A:four.tns
+  rc4=$rc
+  mrun 1 run "$GEMM" -m 1 $GEN -o A:one.tns
+  if [ "$rc4" != 0 ] || [ "$rc" != 0 ]; then
+    fail "exit $rc4 (4 ranks) and $rc (1 rank), expected 0"
+  elif ! cmp -s four.tns one.tns; then
+    fail "the 4-rank output differs from the 1-rank output: $(diff four.tns one.tns | head -3)"
+  elif [ "$(grep -vc '^#' four.tns)" != 63 ]; then
+    fail "four.tns has $(grep -vc '^#' four.tns) entries, expected 9 x 7 = 63 once each"
+  elif [ -s out.txt ]; then
+    fail "a matrix output printed something"
+  else
+    pass
+  fi
+  # ... and within rounding of the single-node kernel (not distributed).
+  CASE=same-as-single-node
+  if ! timeout 60 "$TESSEL" run "$GEMM" $GEN -o A:plain.tns >out.txt 2>err.txt; then
+    fail "the single-node run failed"
+  elif ! awk 'FNR == NR { if ($0 !~ /^#/) v[$1 " " $2] = $3; next }
+              $0 !~ /^#/ { d = $3 - v[$1 " " $2]; if (d < 0) d = -d; if (d > 1e-12 * (1 + ($3 < 0 ? -$3 : $3))) bad++ ; n++ }
+              END { exit (bad > 0 || n != 63) }' plain.tns four.tns; then
+    fail "four.tns and the single-node plain.tns differ beyond rounding"
+  else
+    pass
+  fi
+  # A scalar output is printed once (by rank 0).
+  CASE=scalar-printed-once
+  mrun 4 run "a = B(i,j) * C(i,j)" -m 2x2 -g B:dense:5,6 -g C:dense:5,6
+  if [ "$rc" != 0 ] || [ "$(wc -l <out.txt)" != 1 ]; then fail "exit $rc, expected 0 and one line on stdout"; else pass; fi
+  # --comm-stats and --time: rank 0 alone prints them.
+  CASE=comm-stats-once
+  mrun 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" -s "$SUMMA" $GEN --comm-stats --time
+  if [ "$rc" != 0 ] || [ "$(grep -c '^  [ABC]: received' err.txt)" != 3 ] || [ "$(grep -c '^machine: 2x2' err.txt)" != 1 ]; then
+    fail "exit $rc; expected one comm-stats line per tensor and one machine line"
+  else
+    pass
+  fi
+  # --emit-c with -m: the SPMD program with its communication, once.
+  CASE=emit-once
+  mrun 4 run "$GEMM" -m 2x2 "${BLOCKS[@]}" -s "$CANNON" $GEN --emit-c
+  if [ "$rc" != 0 ] || [ "$(grep -c '^// SPMD program on a 2x2 grid' out.txt)" != 1 ] ||
+    ! grep -q 'rotated: block (kos + io + jo) mod 2' out.txt || ! grep -q 'fetch B(i\[io\], k\[kos\]) from its owners' out.txt; then
+    fail "exit $rc; expected the program once, with the rotation and the fetches"
+  else
+    pass
+  fi
+  ;;
+badinput)
+  expect_bad machine-not-the-ranks 2 "the machine 2x2 has 4 ranks, but 2 are running" run "$GEMM" -m 2x2 $GEN
+  expect_bad distribution-wrong-order 4 "distribution of A (xyz->xy): names 3 tensor dimension(s), and A has 2" \
+    run "$GEMM" -m 2x2 -d 'A:xyz->xy' $GEN
+  expect_bad distribution-unknown-name 4 "machine dimension 'q' names no tensor dimension" \
+    run "$GEMM" -m 2x2 -d 'A:xy->qq' $GEN
+  expect_bad distribution-machine-dims 4 "names 1 machine dimension(s), and machine 2x2 has 2" \
+    run "$GEMM" -m 2x2 -d 'A:xy->x' $GEN
+  expect_bad distribution-unknown-tensor 4 "-d names tensor 'Q'" run "$GEMM" -m 2x2 -d 'Q:xy->x' $GEN
+  expect_bad schedule-unknown-loop 4 "'q' is not a loop here" run "$GEMM" -m 2x2 -s "distribute({i,q},{io,qo},{ii,qi})" $GEN
+  expect_bad schedule-unknown-tensor 4 "'Z' is not a tensor of the assignment" \
+    run "$GEMM" -m 2x2 -s "distribute({i,j},{io,jo},{ii,ji}),communicate(Z,io)" $GEN
+  expect_bad schedule-count-not-the-grid 4 "io has 2 pieces, but machine dimension 0 has 4 ranks" \
+    run "$GEMM" -m 4 -s "divide(i,io,ii,2),distribute(io)" $GEN
+  expect_bad schedule-too-few-distributed 4 "1 loop(s) are distributed" run "$GEMM" -m 2x2 -s "distribute({i},{io},{ii})" $GEN
+  expect_bad schedule-unknown-command 4 "unknown command 'tile'" run "$GEMM" -m 2x2 -s "tile(i,2)" $GEN
+  expect_bad bad-machine-text 4 "machine '2y2'" run "$GEMM" -m 2y2 $GEN
+  expect_bad missing-file 4 "nonexistent.mtx" run "$GEMM" -m 2x2 -i B:nonexistent.mtx -g C:dense:10,7
+  # Plain mpiexec (it ends the job at the first non-zero exit): its own exit code is 2.
+  CASE=mpiexec-exit-code
+  mrun 4 run "$GEMM" -m 2x2 -d 'A:xy->qq' $GEN
+  if [ "$rc" != 2 ] || [ "$(tessel_lines)" != 1 ]; then fail "exit $rc, expected 2 and one tessel line"; else pass; fi
+  ;;
+rankfail)
+  # Before the run: rank 2 alone reads a bad B.mtx (each rank runs in its own directory).
+  for r in 0 1 2 3; do
+    mkdir -p "r$r"
+    printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 2 -2\n' >"r$r/B.mtx"
+  done
+  printf '%%%%MatrixMarket matrix coordinate real general\n3 3 2\n1 1 1.5\n3 9 -2\n' >r2/B.mtx
+  rm -rf rc && mkdir rc
+  CASE=one-rank-bad-file
+  OMPI_MCA_orte_abort_on_non_zero_status=0 RCDIR="$WORK/rc" DIRS="$WORK" \
+    mrun_wrapped 4 'cd "$DIRS/r'"$RANK_OF"'" && "$0" "$@"; c=$?; echo $c > "$RCDIR/'"$RANK_OF"'"; exit $c' \
+    run "A(i,j) = B(i,k) * C(k,j)" -m 2x2 -i B:B.mtx -g C:dense:3,3 -o A:A.tns
+  codes=$(cat rc/* 2>/dev/null | sort | uniq -c | tr -s ' ' | sed 's/^ //')
+  if [ "$rc" = 124 ]; then
+    fail "timed out (a hang)"
+  elif [ "$codes" != "4 2" ]; then
+    fail "rank exit codes (count code): '$codes', expected '4 2'"
+  elif [ "$(tessel_lines)" != 1 ] || ! grep -q '^tessel: error: rank 2: .*B.mtx' err.txt; then
+    fail "expected one line 'tessel: error: rank 2: ...B.mtx...'"
+  elif ls r*/A.tns >/dev/null 2>&1; then
+    fail "an output file was written"
+  else
+    pass
+  fi
+  # During the run: rank 1 (which holds no piece of A, fixed at rank 0) cannot allocate
+  # its leaf's output block; MPI_Abort ends every rank with its message.
+  CASE=one-rank-fails-in-the-run
+  rm -f outer.tns
+  FAILRANK=1 FAILMEM=200K mrun_wrapped 4 \
+    'if [ "'"$RANK_OF"'" = "$FAILRANK" ]; then export TESSEL_MAX_MEMORY=$FAILMEM; fi; exec "$0" "$@"' \
+    run "A(i,j) = b(i) * c(j)" -m 4 -d 'A:xy->0' -g b:dense:400 -g c:dense:400 -o A:outer.tns
+  if [ "$rc" != 2 ]; then
+    fail "exit $rc, expected 2"
+  elif [ "$(tessel_lines)" != 1 ] || ! grep -q '^tessel: error: rank 1: .*memory limit' err.txt; then
+    fail "expected one line 'tessel: error: rank 1: ... memory limit ...'"
+  elif [ -e outer.tns ]; then
+    fail "an output file was written"
+  elif awk -v s="$secs" 'BEGIN { exit !(s >= 10) }'; then
+    fail "took ${secs}s, more than 10"
+  else
+    pass
+  fi
+  # Gathering on rank 0 fails there (the output does not fit its memory limit).
+  CASE=gather-fails-on-rank-0
+  rm -f outer.tns
+  FAILRANK=0 FAILMEM=1M mrun_wrapped 4 \
+    'if [ "'"$RANK_OF"'" = "$FAILRANK" ]; then export TESSEL_MAX_MEMORY=$FAILMEM; fi; exec "$0" "$@"' \
+    run "A(i,j) = b(i) * c(j)" -m 2x2 -d 'A:xy->xy' -g b:dense:400 -g c:dense:400 -o A:outer.tns
+  if [ "$rc" != 2 ]; then
+    fail "exit $rc, expected 2"
+  elif [ "$(tessel_lines)" != 1 ] || ! grep -q '^tessel: error: rank 0: gathering A on rank 0' err.txt; then
+    fail "expected one line 'tessel: error: rank 0: gathering A on rank 0 ...'"
+  elif [ -e outer.tns ]; then
+    fail "an output file was written"
+  elif awk -v s="$secs" 'BEGIN { exit !(s >= 10) }'; then
+    fail "took ${secs}s, more than 10"
+  else
+    pass
+  fi
+  ;;
+*)
+  echo "cli_mpi.sh: unknown group '$GROUP'"
+  exit 2
+  ;;
+esac
+
+echo "cli_mpi.sh $GROUP: $checks passed, $failures failed"
+[ "$failures" = 0 ]
