@@ -143,28 +143,6 @@ std::map<std::string, TensorBase> loadInputs(const Options& opt, const Expressio
   return tensors;
 }
 
-/// Output dims from the extents of the same index variables in the inputs: parse
-/// once with a placeholder output to learn which variable indexes which input mode.
-std::vector<int64_t> inferOutputDims(const std::string& expr, const TensorUse& out,
-                                     std::map<std::string, TensorBase> probe) {
-  std::vector<int64_t> dims(out.order, 1);
-  probe.emplace(out.name, TensorBase(out.name, Datatype::Float64, dims, defaultFormat(out.order, true)));
-  Assignment a = parseAssignment(expr, probe);
-  const auto& lhsVars = a.lhsNode().vars;
-  auto accesses = rhsAccesses(a);
-  for (int m = 0; m < out.order; m++) {
-    bool found = false;
-    for (const auto* acc : accesses)
-      for (size_t k = 0; k < acc->vars.size() && !found; k++)
-        if (acc->vars[k] == lhsVars.at(m) && acc->tensor.name() != out.name) {
-          dims[m] = acc->tensor.dims().at(k);
-          found = true;
-        }
-    if (!found) throw NotationError("cannot infer the extent of index variable " + lhsVars.at(m).name());
-  }
-  return dims;
-}
-
 double medianMs(std::vector<double> seconds) {
   std::sort(seconds.begin(), seconds.end());
   return seconds[seconds.size() / 2] * 1e3;
@@ -218,7 +196,9 @@ int runCommand(const Options& opt) {
   }
   const TensorUse& out = args.output();
   std::map<std::string, TensorBase> tensors = loadInputs(opt, args, sources);
-  std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, tensors);
+  std::map<std::string, TensorVar> vars;
+  for (const auto& [name, t] : tensors) vars.emplace(name, t.tensorVar());
+  std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, vars);
   TensorBase output(out.name, args.typeOf(out), outDims,
                     withFittingWidths(args.formatOf(out), outDims, dimsProduct(outDims)));
   if (auto start = tensors.find(out.name); start != tensors.end()) {  // += from given values

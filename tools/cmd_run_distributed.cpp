@@ -100,23 +100,6 @@ double median(std::vector<double> v) {
   return v[v.size() / 2];
 }
 
-/// Output dimensions from the extents of the same index variables in the inputs.
-std::vector<int64_t> outputDims(const std::string& expr, std::map<std::string, TensorVar> vars, const TensorUse& out) {
-  vars.emplace(out.name, TensorVar(out.name, Datatype::Float64, std::vector<int64_t>(static_cast<size_t>(out.order), 1),
-                                   DenseFormat(out.order)));
-  Assignment probe = parseAssignment(expr, vars);
-  std::vector<int64_t> dims;
-  for (const IndexVar& v : probe.lhsNode().vars) {
-    int64_t n = -1;
-    for (const ExprNode* acc : rhsAccesses(probe))
-      for (size_t k = 0; k < acc->vars.size() && n < 0; k++)
-        if (acc->vars[k] == v) n = acc->tensor.dims()[k];
-    if (n < 0) throw NotationError("cannot infer the extent of index variable " + v.name());
-    dims.push_back(n);
-  }
-  return dims;
-}
-
 void reportTimes(const std::vector<DistRunStats>& runs, const std::string& schedule, const Machine& m) {
   std::vector<double> total, compute, comm;
   for (const DistRunStats& r : runs) {
@@ -215,7 +198,7 @@ int runDistributed(const DistributedRunOptions& opt) {
         vars.emplace(u.name, TensorVar(u.name, Datatype::Float64, coo.dims, DenseFormat(u.order)));
         inputs.emplace(u.name, std::move(coo));
       }
-      std::vector<int64_t> outDims = outputDims(opt.expr, vars, out);
+      std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, vars);
       for (const TensorUse& u : args.uses) {
         const std::vector<int64_t>& dims = u.isOutput ? outDims : inputs.at(u.name).dims;
         auto [dist, grid] = placementOf(u.name, u.order, machine, dists);

@@ -109,4 +109,24 @@ std::string generatedCode(const std::string& expr, const ExpressionArgs& args, c
   return code;
 }
 
+std::vector<int64_t> inferOutputDims(const std::string& expr, const TensorUse& out,
+                                     std::map<std::string, TensorVar> inputs) {
+  std::vector<int64_t> dims(static_cast<size_t>(out.order), 1);
+  inputs.emplace(out.name, TensorVar(out.name, Datatype::Float64, dims, defaultFormat(out.order, true)));
+  Assignment a = parseAssignment(expr, inputs);
+  const auto& lhsVars = a.lhsNode().vars;
+  auto accesses = rhsAccesses(a);
+  for (int m = 0; m < out.order; m++) {
+    bool found = false;
+    for (const auto* acc : accesses)
+      for (size_t k = 0; k < acc->vars.size() && !found; k++)
+        if (acc->vars[k] == lhsVars.at(static_cast<size_t>(m)) && acc->tensor.name() != out.name) {
+          dims[static_cast<size_t>(m)] = acc->tensor.dims().at(k);
+          found = true;
+        }
+    if (!found) throw NotationError("cannot infer the extent of index variable " + lhsVars.at(static_cast<size_t>(m)).name());
+  }
+  return dims;
+}
+
 }  // namespace tessel::cli

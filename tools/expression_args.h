@@ -28,6 +28,11 @@ struct ExpressionArgs {
 /// Scan the expression and parse the -f (NAME:LEVELS[:ORDER]) and -t (NAME:TYPE) arguments.
 ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<std::string>& formatArgs,
                                    const std::vector<std::string>& typeArgs = {});
+/// Output dims from the extents of the same index variables in the inputs (`inputs`
+/// by name; an entry for the output itself, += starting values, is not used): parses
+/// once with a placeholder output to learn which variable indexes which input mode.
+std::vector<int64_t> inferOutputDims(const std::string& expr, const TensorUse& out,
+                                     std::map<std::string, TensorVar> inputs);
 /// Help text of -t (run and emit).
 extern const char* const kTypeHelp;
 

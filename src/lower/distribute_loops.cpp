@@ -122,18 +122,7 @@ class DistScheduler {
   void arity(const std::vector<std::string>& args, size_t n) const {
     if (args.size() != n) fail("expected " + std::to_string(n) + " arguments, got " + std::to_string(args.size()));
   }
-  int64_t number(const std::string& t) const {
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(t, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (t.empty() || used != t.size()) fail("'" + t + "' is not an integer");
-    if (v < 1) fail("'" + t + "' must be at least 1");
-    return v;
-  }
+  int64_t number(const std::string& t) const { return positiveArgument(*cmd_, t); }
   void addSpace(const IndexVar& v) {
     spmd::IndexSpace s;
     s.name = v.name();
@@ -517,9 +506,6 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     }
     return join(cmds);
   };
-  std::set<int> allSpaces;
-  for (size_t s = 0; s < spaces_.size(); s++) allSpaces.insert(static_cast<int>(s));
-  p.leafSchedule = leafScheduleOver(allSpaces);
   // Leaf variants: terms that do not use a summed variable split above the leaf run at
   // its first block only (A = B*C + D adds D once).
   std::set<std::string> splitSums;
@@ -578,7 +564,6 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     if (!g) throw ScheduleError("schedule command " + substituteText_ + ": " + leaf.str() + ": " + why);
     p.gemm = true;
     p.gemmLeaf = *g;
-    p.leafSchedule.clear();
     p.leaves[0].schedule.clear();
   }
   return p;

@@ -71,6 +71,20 @@ std::vector<ScheduleText> splitScheduleText(const std::string& text) {
   return out;
 }
 
+int64_t positiveArgument(const ScheduleText& c, const std::string& arg) {
+  size_t used = 0;
+  int64_t v = 0;
+  try {
+    v = std::stoll(arg, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  auto fail = [&](const std::string& why) { throw ScheduleError("schedule command " + c.text + ": " + why); };
+  if (used != arg.size() || arg.empty()) fail("'" + arg + "' is not an integer");
+  if (v < 1) fail("'" + arg + "' must be at least 1");
+  return v;
+}
+
 namespace {
 
 /// Lower case without underscores: "CPUThread" and "cpu_thread" read alike.
@@ -192,19 +206,7 @@ class CommandParser {
     if (!ok) fail("'" + text + "' is not a tensor name");
     return text;
   }
-  int64_t number(size_t k) const {
-    const std::string& t = cmd_->args[k];
-    size_t used = 0;
-    int64_t v = 0;
-    try {
-      v = std::stoll(t, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used != t.size() || t.empty()) fail("'" + t + "' is not an integer");
-    if (v < 1) fail("'" + t + "' must be at least 1");
-    return v;
-  }
+  int64_t number(size_t k) const { return positiveArgument(*cmd_, cmd_->args[k]); }
   OutputRace race(const std::string& t) const {
     std::string r = canonical(t);
     if (r == "noraces") return OutputRace::NoRaces;

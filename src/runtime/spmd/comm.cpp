@@ -153,23 +153,25 @@ Exchange::~Exchange() {
 bool Exchange::empty() const { return requests_->handles.empty(); }
 
 void Exchange::send(int to, int tag, const double* data, int64_t count) {
-  for (int64_t at = 0; at < count || (count == 0 && at == 0); at += kMaxPiece) {
+  int64_t at = 0;
+  do {  // one message at least: a zero-length one still matches its partner's
     int n = static_cast<int>(std::min(kMaxPiece, count - at));
     MPI_Request r;
     check(MPI_Isend(data + at, n, MPI_DOUBLE, to, tag, MPI_COMM_WORLD, &r), "MPI_Isend");
     requests_->handles.push_back(r);
-    if (count == 0) break;
-  }
+    at += n;
+  } while (at < count);
 }
 
 void Exchange::recv(int from, int tag, double* data, int64_t count) {
-  for (int64_t at = 0; at < count || (count == 0 && at == 0); at += kMaxPiece) {
+  int64_t at = 0;
+  do {  // one message at least: a zero-length one still matches its partner's
     int n = static_cast<int>(std::min(kMaxPiece, count - at));
     MPI_Request r;
     check(MPI_Irecv(data + at, n, MPI_DOUBLE, from, tag, MPI_COMM_WORLD, &r), "MPI_Irecv");
     requests_->handles.push_back(r);
-    if (count == 0) break;
-  }
+    at += n;
+  } while (at < count);
 }
 
 void Exchange::wait() {

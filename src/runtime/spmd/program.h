@@ -77,10 +77,9 @@ struct Program {
   struct LeafVariant {
     std::string text;
     std::vector<int> firstBlockOf;
-    std::string schedule;  ///< its single-node schedule: leafSchedule over its own loops
+    std::string schedule;  ///< its single-node schedule (the leaf commands on its own loops)
   };
   std::vector<LeafVariant> leaves;
-  std::string leafSchedule;        ///< the single-node schedule of the leaf loops (all variants')
   bool gemm = false;
   GemmLeaf gemmLeaf;
 };
