@@ -120,9 +120,12 @@ void reportCommStats(const DistRunStats& s, const Machine& m) {
   std::fprintf(stderr, "communication per tensor (%d ranks; formula: the boxes a rank's iterations need, from the "
                        "schedule; received: what it did not own):\n", m.grid.size());
   for (const auto& t : s.tensors)
-    std::fprintf(stderr, "  %s: received %lld bytes (max over ranks), formula %lld bytes per rank, sent %lld bytes in all\n",
+    std::fprintf(stderr,
+                 "  %s: received %lld bytes (max over ranks), formula %lld bytes per rank, sent %lld bytes in all "
+                 "(%lld messages, %lld broadcasts, %lld reductions)\n",
                  t.name.c_str(), static_cast<long long>(t.maxBytesReceived), static_cast<long long>(t.formulaBytes),
-                 static_cast<long long>(t.totalBytesSent));
+                 static_cast<long long>(t.totalBytesSent), static_cast<long long>(t.messages),
+                 static_cast<long long>(t.broadcasts), static_cast<long long>(t.reductions));
 }
 
 /// --check on rank 0: the reference evaluator on the whole inputs.

@@ -101,6 +101,9 @@ struct DistRunStats {
     int64_t maxBytesReceived = 0;  ///< over ranks (fetches, and reductions into owners)
     int64_t totalBytesSent = 0;    ///< over all ranks
     int64_t formulaBytes = 0;      ///< the schedule's formula: the boxes a rank needs, max over ranks
+    int64_t messages = 0;          ///< point-to-point messages, all ranks
+    int64_t broadcasts = 0;        ///< MPI broadcasts on sub-communicators (a SUMMA row, ...)
+    int64_t reductions = 0;        ///< MPI reductions and all-reductions into owners
   };
   std::vector<PerTensor> tensors;
   int64_t maxBytesSent = 0;  ///< the most any rank sent

@@ -120,6 +120,9 @@ DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) cons
     pt.maxBytesReceived = comm::maxOver(e.bytesReceived[t]);
     pt.totalBytesSent = comm::sumOver(e.bytesSent[t]);
     pt.formulaBytes = comm::maxOver(e.formulaBytes[t]);
+    pt.messages = comm::sumOver(e.messages[t]);
+    pt.broadcasts = comm::sumOver(e.broadcasts[t]);
+    pt.reductions = comm::sumOver(e.reductions[t]);
     sent += e.bytesSent[t];
     s.tensors.push_back(pt);
   }

@@ -433,6 +433,7 @@ std::string describe(const Case& c) {
 
 struct Tally {
   int cases = 0, failed = 0, emptyPiece = 0, noPiece = 0;
+  int64_t broadcasts = 0, reductions = 0, messages = 0;  // the transfers the runs used
   std::map<std::string, int> kinds;
 };
 
@@ -484,7 +485,14 @@ bool runCase(const Case& c, Tally& tally) {
   for (const std::string& v : c.shape.lhs.vars) outDims.push_back(c.extent.at(v));
   try {
     auto k = DistributedKernel::compile(exprText(c.shape, c.accumulate), tensors, m, c.schedule);
-    for (int r = 0; r < c.runs; r++) k->run(tensors);
+    for (int r = 0; r < c.runs; r++) {
+      DistRunStats st = k->run(tensors);
+      for (const auto& pt : st.tensors) {
+        tally.broadcasts += pt.broadcasts;
+        tally.reductions += pt.reductions;
+        tally.messages += pt.messages;
+      }
+    }
     got = tensors[0].gather();
     if (c.chain) {
       const Access y{"Y", c.shape.lhs.vars};
@@ -554,10 +562,21 @@ int main(int argc, char** argv) {
                 ranks, static_cast<unsigned long long>(seed), tally.cases - failed,
                 tally.cases, tally.noPiece, tally.emptyPiece);
     for (const auto& [k, n] : tally.kinds) std::printf(" %s %d;", k.c_str(), n);
-    std::printf("\n");
+    std::printf("\ntransfers: %lld point-to-point messages, %lld broadcasts, %lld reductions\n",
+                static_cast<long long>(tally.messages), static_cast<long long>(tally.broadcasts),
+                static_cast<long long>(tally.reductions));
     std::fflush(stdout);
   }
-  const bool bad = reduceOverRanks(me == 0 && (failed || !oracleOk) ? 1 : 0, true) != 0;
+  // From 3 ranks on, some cases must have taken the collective paths (a row broadcast,
+  // a reduction into one owner): else the executor's collectives went untested.
+  const char* coll = std::getenv("TESSEL_COLLECTIVES");
+  const bool collectivesOn = !(coll && std::string(coll) == "0");
+  bool uncovered = false;
+  if (me == 0 && ranks >= 3 && cases >= 100 && collectivesOn && (tally.broadcasts == 0 || tally.reductions == 0)) {
+    std::printf("FAIL no case used both broadcasts and reductions at %d ranks\n", ranks);
+    uncovered = true;
+  }
+  const bool bad = reduceOverRanks(me == 0 && (failed || !oracleOk || uncovered) ? 1 : 0, true) != 0;
   finalizeDistributed();
   return bad ? 1 : 0;
 }

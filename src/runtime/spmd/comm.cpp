@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cstdio>
 #include <exception>
+#include <map>
+#include <string>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -22,6 +24,14 @@ bool launched() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "SLURM_NTASKS"})
     if (std::getenv(v)) return true;
   return false;
+}
+
+bool collectivesEnabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("TESSEL_COLLECTIVES");
+    return !(v && std::string(v) == "0");
+  }();
+  return on;
 }
 
 bool available() {
@@ -174,6 +184,61 @@ void Exchange::recv(int from, int tag, double* data, int64_t count) {
   } while (at < count);
 }
 
+namespace {
+// Sub-communicators by member list. Every member creates one at the same point of the
+// common plan (MPI_Comm_create_group is collective over the members only), so ranks
+// outside a group never wait for it.
+MPI_Comm groupComm(const std::vector<int>& members) {
+  static std::map<std::vector<int>, MPI_Comm> made;
+  if (auto at = made.find(members); at != made.end()) return at->second;
+  MPI_Group world, sub;
+  MPI_Comm_group(MPI_COMM_WORLD, &world);
+  MPI_Group_incl(world, static_cast<int>(members.size()), members.data(), &sub);
+  MPI_Comm c;
+  int rc = MPI_Comm_create_group(MPI_COMM_WORLD, sub, 7100, &c);
+  MPI_Group_free(&sub);
+  MPI_Group_free(&world);
+  check(rc, "MPI_Comm_create_group");
+  MPI_Comm_set_errhandler(c, MPI_ERRORS_RETURN);
+  made.emplace(members, c);
+  return c;
+}
+int indexIn(const std::vector<int>& members, int r) {
+  return static_cast<int>(std::find(members.begin(), members.end(), r) - members.begin());
+}
+}  // namespace
+
+void Exchange::bcast(const std::vector<int>& members, int root, double* data, int64_t count) {
+  MPI_Comm c = groupComm(members);
+  for (int64_t at = 0; at < count; at += kMaxPiece) {
+    int n = static_cast<int>(std::min(kMaxPiece, count - at));
+    MPI_Request r;
+    check(MPI_Ibcast(data + at, n, MPI_DOUBLE, indexIn(members, root), c, &r), "MPI_Ibcast");
+    requests_->handles.push_back(r);
+  }
+}
+
+void Exchange::reduce(const std::vector<int>& members, int root, const double* send, double* recv, int64_t count) {
+  MPI_Comm c = groupComm(members);
+  for (int64_t at = 0; at < count; at += kMaxPiece) {
+    int n = static_cast<int>(std::min(kMaxPiece, count - at));
+    MPI_Request r;
+    check(MPI_Ireduce(send + at, recv ? recv + at : nullptr, n, MPI_DOUBLE, MPI_SUM, indexIn(members, root), c, &r),
+          "MPI_Ireduce");
+    requests_->handles.push_back(r);
+  }
+}
+
+void Exchange::allreduce(const std::vector<int>& members, double* data, int64_t count) {
+  MPI_Comm c = groupComm(members);
+  for (int64_t at = 0; at < count; at += kMaxPiece) {
+    int n = static_cast<int>(std::min(kMaxPiece, count - at));
+    MPI_Request r;
+    check(MPI_Iallreduce(MPI_IN_PLACE, data + at, n, MPI_DOUBLE, MPI_SUM, c, &r), "MPI_Iallreduce");
+    requests_->handles.push_back(r);
+  }
+}
+
 void Exchange::wait() {
   auto& h = requests_->handles;
   if (h.empty()) return;
@@ -218,6 +283,11 @@ Exchange::~Exchange() = default;
 bool Exchange::empty() const { return true; }
 void Exchange::send(int, int, const double*, int64_t) { throw InternalError("send without MPI"); }
 void Exchange::recv(int, int, double*, int64_t) { throw InternalError("recv without MPI"); }
+void Exchange::bcast(const std::vector<int>&, int, double*, int64_t) { throw InternalError("bcast without MPI"); }
+void Exchange::reduce(const std::vector<int>&, int, const double*, double*, int64_t) {
+  throw InternalError("reduce without MPI");
+}
+void Exchange::allreduce(const std::vector<int>&, double*, int64_t) { throw InternalError("allreduce without MPI"); }
 void Exchange::wait() {}
 
 #endif

@@ -10,6 +10,10 @@
 
 namespace tessel::comm {
 
+/// Whether the executor may use collectives on sub-communicators (TESSEL_COLLECTIVES=0
+/// turns them off: point-to-point only, e.g. to compare).
+bool collectivesEnabled();
+
 /// A launcher's environment is present (OMPI_COMM_WORLD_SIZE, PMI_SIZE, PMIX_RANK,
 /// SLURM_NTASKS). Does not start MPI.
 bool launched();
@@ -46,6 +50,15 @@ class Exchange {
   ~Exchange();
   void send(int to, int tag, const double* data, int64_t count);
   void recv(int from, int tag, double* data, int64_t count);
+  /// Collectives over a sub-communicator of `members` (sorted world ranks, this rank one
+  /// of them), created on first use by all members and kept. Members post them in the
+  /// same order (every rank derives the same plan), so they match without tags.
+  /// `root`'s `data` reaches every member.
+  void bcast(const std::vector<int>& members, int root, double* data, int64_t count);
+  /// The sum over members of `send` lands in `recv` at `root` (recv unused elsewhere).
+  void reduce(const std::vector<int>& members, int root, const double* send, double* recv, int64_t count);
+  /// Every member's `data` becomes the sum over members.
+  void allreduce(const std::vector<int>& members, double* data, int64_t count);
   /// Waits for every posted transfer. Empty after.
   void wait();
   bool empty() const;

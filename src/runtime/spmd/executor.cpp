@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <deque>
 
 #include "runtime/spmd/comm.h"
 #include "tessel/error.h"
@@ -84,7 +85,7 @@ struct Buffer {
 /// Transfers in flight and what to do with received data once they land.
 struct Transfers {
   comm::Exchange exchange;
-  std::vector<std::vector<double>> staging;
+  std::deque<std::vector<double>> staging;  // stable references while more are staged
   struct Landing {
     int from;  // rank order of reductions (deterministic sums)
     const double* src;
@@ -120,6 +121,9 @@ class Run {
     stats_.bytesSent.assign(p.tensors.size(), 0);
     stats_.bytesReceived.assign(p.tensors.size(), 0);
     stats_.formulaBytes.assign(p.tensors.size(), 0);
+    stats_.messages.assign(p.tensors.size(), 0);
+    stats_.broadcasts.assign(p.tensors.size(), 0);
+    stats_.reductions.assign(p.tensors.size(), 0);
     cur_.resize(p.tensors.size());
     next_.resize(p.tensors.size());
     scratch_.resize(p.tensors.size());
@@ -229,35 +233,79 @@ class Run {
     stats_.formulaBytes[t] += volume(mine) * 8;
     const Owners& own = owners_[t];
     const int tag = static_cast<int>(t) * 4 + static_cast<int>(stepParity_++ & 1) * 2;
-    for (int q = 0; q < ranks_; q++) {
-      const Box need = q == me_ ? mine : boxAt(p_, static_cast<int>(t), u.level, valuesOf(q, d));
-      if (volume(need) == 0) continue;
-      for (size_t g = 0; g < own.boxes.size(); g++) {
-        Box region = intersect(need, own.boxes[g]);
+    std::vector<Box> need(static_cast<size_t>(ranks_));
+    for (int q = 0; q < ranks_; q++) need[q] = q == me_ ? mine : boxAt(p_, static_cast<int>(t), u.level, valuesOf(q, d));
+    for (size_t g = 0; g < own.boxes.size(); g++) {
+      // The ranks needing the same region of piece g, in rank order (a row of SUMMA).
+      std::vector<std::pair<Box, std::vector<int>>> wanted;
+      for (int q = 0; q < ranks_; q++) {
+        Box region = intersect(need[q], own.boxes[g]);
         if (volume(region) == 0) continue;
-        int src = own.source(g, q);
-        if (src != me_ && q != me_) continue;
-        if (src == me_ && q == me_) {
-          if (!ownPiece) copyRegion(pieces_[t].data, *pieces_[t].box, buf.ptr, buf.box, region, false);
-        } else if (src == me_) {
-          sendRegion(q, tag, t, region, tr);
-        } else {
-          stats_.bytesReceived[t] += volume(region) * 8;
-          if (auto off = contiguousOffset(buf.box, region)) {
-            tr.exchange.recv(src, tag, buf.ptr + *off, volume(region));
-          } else {
-            auto& staged = tr.stage(volume(region));
-            tr.exchange.recv(src, tag, staged.data(), volume(region));
-            tr.landings.push_back({src, staged.data(), region, buf.ptr, buf.box, region, false});
-          }
+        if (own.source(g, q) == q) {  // q holds a replica: a local copy
+          if (q == me_ && !ownPiece) copyRegion(pieces_[t].data, *pieces_[t].box, buf.ptr, buf.box, region, false);
+          continue;
+        }
+        auto at = std::find_if(wanted.begin(), wanted.end(), [&](const auto& w) { return w.first == region; });
+        if (at == wanted.end()) wanted.push_back({region, {q}});
+        else at->second.push_back(q);
+      }
+      for (const auto& [region, receivers] : wanted) {
+        if (receivers.size() >= 2 && comm::collectivesEnabled()) {
+          broadcast(t, g, region, receivers, buf, tr);
+          continue;
+        }
+        for (int q : receivers) {
+          int src = own.source(g, q);
+          if (src == me_) sendRegion(q, tag, t, region, tr);
+          else if (q == me_) receiveRegion(src, tag, t, region, buf, tr);
         }
       }
     }
     stats_.commSeconds += since(t0);
   }
 
+  /// Received data for `region` of buffer `buf`: in place when contiguous there.
+  double* landingFor(int from, size_t t, const Box& region, Buffer& buf, Transfers& tr) {
+    stats_.bytesReceived[t] += volume(region) * 8;
+    if (auto off = contiguousOffset(buf.box, region)) return buf.ptr + *off;
+    auto& staged = tr.stage(volume(region));
+    tr.landings.push_back({from, staged.data(), region, buf.ptr, buf.box, region, false});
+    return staged.data();
+  }
+
+  void receiveRegion(int from, int tag, size_t t, const Box& region, Buffer& buf, Transfers& tr) {
+    tr.exchange.recv(from, tag, landingFor(from, t, region, buf, tr), volume(region));
+  }
+
+  /// One owner of piece g sends `region` to all `receivers` at once (a row or column
+  /// broadcast on their sub-communicator).
+  void broadcast(size_t t, size_t g, const Box& region, const std::vector<int>& receivers, Buffer& buf,
+                 Transfers& tr) {
+    const int root = owners_[t].ranks[g].front();
+    std::vector<int> members = receivers;
+    members.push_back(root);
+    std::sort(members.begin(), members.end());
+    if (!std::binary_search(members.begin(), members.end(), me_)) return;
+    const int64_t n = volume(region);
+    if (me_ == root) {
+      stats_.bytesSent[t] += n * 8 * static_cast<int64_t>(receivers.size());
+      stats_.broadcasts[t]++;
+      const Box& from = *pieces_[t].box;
+      if (auto off = contiguousOffset(from, region)) {
+        tr.exchange.bcast(members, root, pieces_[t].data + *off, n);
+      } else {
+        auto& staged = tr.stage(n);
+        copyRegion(pieces_[t].data, from, staged.data(), region, region, false);
+        tr.exchange.bcast(members, root, staged.data(), n);
+      }
+    } else {
+      tr.exchange.bcast(members, root, landingFor(root, t, region, buf, tr), n);
+    }
+  }
+
   void sendRegion(int to, int tag, size_t t, const Box& region, Transfers& tr) {
     stats_.bytesSent[t] += volume(region) * 8;
+    stats_.messages[t]++;
     const Box& from = *pieces_[t].box;
     if (auto off = contiguousOffset(from, region)) {
       tr.exchange.send(to, tag, pieces_[t].data + *off, volume(region));
@@ -276,32 +324,104 @@ class Run {
     Transfers tr;
     const int tag = static_cast<int>(t) * 4 + 1;
     stats_.formulaBytes[t] += volume(cur_[t].box) * 8;
-    for (int q = 0; q < ranks_; q++) {
-      const Box contrib = q == me_ ? cur_[t].box : boxAt(p_, static_cast<int>(t), u.level, valuesOf(q, d));
-      if (volume(contrib) == 0) continue;
-      for (size_t g = 0; g < own.boxes.size(); g++) {
-        Box region = intersect(contrib, own.boxes[g]);
+    std::vector<Box> contrib(static_cast<size_t>(ranks_));
+    for (int q = 0; q < ranks_; q++)
+      contrib[q] = q == me_ ? cur_[t].box : boxAt(p_, static_cast<int>(t), u.level, valuesOf(q, d));
+    for (size_t g = 0; g < own.boxes.size(); g++) {
+      // The contributors of each distinct region of piece g, in rank order.
+      std::vector<std::pair<Box, std::vector<int>>> parts;
+      for (int q = 0; q < ranks_; q++) {
+        Box region = intersect(contrib[q], own.boxes[g]);
         if (volume(region) == 0) continue;
-        for (int r : own.ranks[g]) {
-          if (q == me_ && r == me_) {
-            if (aliasedOutput_[t]) continue;  // computed in place
-            tr.landings.push_back({me_, cur_[t].ptr, cur_[t].box, pieces_[t].data, *pieces_[t].box, region, true});
-          } else if (q == me_) {
-            stats_.bytesSent[t] += volume(region) * 8;
-            auto& staged = tr.stage(volume(region));
-            copyRegion(cur_[t].ptr, cur_[t].box, staged.data(), region, region, false);
-            tr.exchange.send(r, tag, staged.data(), volume(region));
-          } else if (r == me_) {
-            stats_.bytesReceived[t] += volume(region) * 8;
-            auto& staged = tr.stage(volume(region));
-            tr.exchange.recv(q, tag, staged.data(), volume(region));
-            tr.landings.push_back({q, staged.data(), region, pieces_[t].data, *pieces_[t].box, region, true});
-          }
-        }
+        auto at = std::find_if(parts.begin(), parts.end(), [&](const auto& w) { return w.first == region; });
+        if (at == parts.end()) parts.push_back({region, {q}});
+        else at->second.push_back(q);
+      }
+      for (const auto& [region, from] : parts) {
+        if (comm::collectivesEnabled() && reduceCollective(t, g, region, from, tr)) continue;
+        for (int q : from)
+          for (int r : own.ranks[g]) reducePointToPoint(t, q, r, tag, region, tr);
       }
     }
     tr.finish();
     stats_.commSeconds += since(t0);
+  }
+
+  void reducePointToPoint(size_t t, int q, int r, int tag, const Box& region, Transfers& tr) {
+    if (q == me_ && r == me_) {
+      if (!aliasedOutput_[t])  // else computed in place
+        tr.landings.push_back({me_, cur_[t].ptr, cur_[t].box, pieces_[t].data, *pieces_[t].box, region, true});
+    } else if (q == me_) {
+      stats_.bytesSent[t] += volume(region) * 8;
+      stats_.messages[t]++;
+      auto& staged = tr.stage(volume(region));
+      copyRegion(cur_[t].ptr, cur_[t].box, staged.data(), region, region, false);
+      tr.exchange.send(r, tag, staged.data(), volume(region));
+    } else if (r == me_) {
+      stats_.bytesReceived[t] += volume(region) * 8;
+      auto& staged = tr.stage(volume(region));
+      tr.exchange.recv(q, tag, staged.data(), volume(region));
+      tr.landings.push_back({q, staged.data(), region, pieces_[t].data, *pieces_[t].box, region, true});
+    }
+  }
+
+  /// Reductions MPI does better: many contributors into one owner (MPI_Ireduce, the k
+  /// layers of Johnson's 3-D), or every holder of a replicated piece contributing
+  /// (MPI_Iallreduce, an inner product's scalar). False: point-to-point it is.
+  bool reduceCollective(size_t t, size_t g, const Box& region, const std::vector<int>& from, Transfers& tr) {
+    const std::vector<int>& owners = owners_[t].ranks[g];
+    const int64_t n = volume(region);
+    if (owners.size() >= 2 && from.size() == 1) {  // one rank computed a replicated block
+      std::vector<int> members = owners;
+      if (!std::binary_search(members.begin(), members.end(), from[0]))
+        members.insert(std::lower_bound(members.begin(), members.end(), from[0]), from[0]);
+      if (members.size() < 3) return false;
+      if (!std::binary_search(members.begin(), members.end(), me_)) return true;
+      double* block = tr.stage(n).data();
+      if (me_ == from[0]) {
+        copyRegion(cur_[t].ptr, cur_[t].box, block, region, region, false);
+        stats_.bytesSent[t] += n * 8 * static_cast<int64_t>(members.size() - 1);
+        stats_.broadcasts[t]++;
+      } else {
+        stats_.bytesReceived[t] += n * 8;
+      }
+      tr.exchange.bcast(members, from[0], block, n);
+      if (std::binary_search(owners.begin(), owners.end(), me_))
+        tr.landings.push_back({from[0], block, region, pieces_[t].data, *pieces_[t].box, region, true});
+      return true;
+    }
+    if (owners.size() >= 2) {
+      if (from != owners) return false;  // both in rank order
+      if (!std::binary_search(owners.begin(), owners.end(), me_)) return true;
+      auto& staged = tr.stage(n);
+      copyRegion(cur_[t].ptr, cur_[t].box, staged.data(), region, region, false);
+      stats_.bytesSent[t] += n * 8;
+      stats_.bytesReceived[t] += n * 8;
+      if (me_ == owners.front()) stats_.reductions[t]++;
+      tr.exchange.allreduce(owners, staged.data(), n);
+      tr.landings.push_back({me_, staged.data(), region, pieces_[t].data, *pieces_[t].box, region, true});
+      return true;
+    }
+    const int root = owners.front();
+    std::vector<int> members = from;
+    if (!std::binary_search(members.begin(), members.end(), root))
+      members.insert(std::lower_bound(members.begin(), members.end(), root), root);
+    if (members.size() < 3) return false;  // one message: point-to-point
+    if (!std::binary_search(members.begin(), members.end(), me_)) return true;
+    auto& mine = tr.stage(n);  // zeros unless this rank contributed (and did not compute in place)
+    const bool contributes = std::binary_search(from.begin(), from.end(), me_) && !(me_ == root && aliasedOutput_[t]);
+    if (contributes) copyRegion(cur_[t].ptr, cur_[t].box, mine.data(), region, region, false);
+    if (me_ != root) {
+      stats_.bytesSent[t] += n * 8;
+      tr.exchange.reduce(members, root, mine.data(), nullptr, n);
+      return true;
+    }
+    stats_.bytesReceived[t] += n * 8 * static_cast<int64_t>(members.size() - 1);
+    stats_.reductions[t]++;
+    auto& sum = tr.stage(n);
+    tr.exchange.reduce(members, root, mine.data(), sum.data(), n);
+    tr.landings.push_back({me_, sum.data(), region, pieces_[t].data, *pieces_[t].box, region, true});
+    return true;
   }
 
   void runLeaf(const std::vector<int64_t>& d) {

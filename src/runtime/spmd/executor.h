@@ -30,6 +30,9 @@ struct Piece {
 struct ExecStats {
   double seconds = 0, computeSeconds = 0, commSeconds = 0;  // this rank
   std::vector<int64_t> bytesSent, bytesReceived, formulaBytes;  // per program tensor, this rank
+  /// Per program tensor: point-to-point messages this rank sent, and the collectives it
+  /// rooted (broadcasts; reductions and all-reductions, counted at their lowest member).
+  std::vector<int64_t> messages, broadcasts, reductions;
 };
 
 /// Run `p` on this rank with the pieces of its tensors (in program order). Collective.
