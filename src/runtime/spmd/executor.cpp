@@ -132,7 +132,12 @@ class Run {
 
   ExecStats go() {
     auto t0 = Clock::now();
-    if (!p_.accumulate && pieces_[0].box) std::fill(pieces_[0].data, pieces_[0].data + volume(*pieces_[0].box), 0.0);
+    // The output piece starts at zero, but a dgemm leaf writing it whole can skip that
+    // (beta = 0): zeroing is deferred until something else touches the piece.
+    if (!p_.accumulate && pieces_[0].box) {
+      pieceFresh_ = true;
+      if (!leaf_.canOverwrite() || p_.leaves.size() > 1) materializePiece();
+    }
     std::vector<int64_t> digits(counts_.size(), 0);
     if (total_ > 0) {
       Transfers first;
@@ -163,11 +168,19 @@ class Run {
           }
       digits = after;
     }
+    materializePiece();
     stats_.seconds = since(t0);
     return stats_;
   }
 
  private:
+  /// The output piece, still unwritten, becomes zeros.
+  void materializePiece() {
+    if (!pieceFresh_) return;
+    std::fill(pieces_[0].data, pieces_[0].data + volume(*pieces_[0].box), 0.0);
+    pieceFresh_ = false;
+  }
+
   /// Loop values (block indices) of rank q at the step `digits`.
   std::vector<int64_t> valuesOf(int q, const std::vector<int64_t>& digits) const {
     std::vector<int64_t> v(p_.loops.size(), 0);
@@ -319,6 +332,7 @@ class Run {
   /// Add every rank's box of output t (at step d) into the pieces that own it.
   void reduce(size_t t, const std::vector<int64_t>& d) {
     auto t0 = Clock::now();
+    if (t == 0) materializePiece();
     const TensorUse& u = p_.tensors[t];
     const Owners& own = owners_[t];
     Transfers tr;
@@ -444,10 +458,18 @@ class Run {
       }
       boxes.push_back(b);
     }
+    // Overwrite the untouched output piece when the one leaf writes all of it.
+    bool overwrite = pieceFresh_ && aliasedOutput_[0] && data[0] == cur_[0].ptr && p_.leaves.size() == 1;
     for (size_t v = 0; v < p_.leaves.size(); v++) {
       bool first = true;
       for (int s : p_.leaves[v].firstBlockOf) first &= rangeAt(p_, s, leafLevel, vals).lo == 0;
-      if (first) leaf_.run(v, boxes, data);
+      if (!first) continue;
+      if (overwrite) {
+        pieceFresh_ = false;
+      } else if (aliasedOutput_[0]) {
+        materializePiece();
+      }
+      leaf_.run(v, boxes, data, overwrite);
     }
     for (size_t t = 0; t < p_.tensors.size(); t++)
       if (p_.tensors[t].output && data[t] != cur_[t].ptr)
@@ -466,6 +488,7 @@ class Run {
   std::vector<Owners> owners_;
   std::vector<Buffer> cur_, next_, scratch_;
   std::vector<bool> aliasedOutput_;
+  bool pieceFresh_ = false;  ///< the output piece is not yet zeroed nor written
   ExecStats stats_;
 };
 

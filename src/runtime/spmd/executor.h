@@ -17,8 +17,12 @@ namespace tessel::spmd {
 class Leaf {
  public:
   virtual ~Leaf() = default;
-  /// Variant `v` of the program's leaves.
-  virtual void run(size_t v, const std::vector<Box>& boxes, const std::vector<double*>& data) = 0;
+  /// Variant `v` of the program's leaves. With `overwrite`, data[0] holds no values yet
+  /// and the leaf writes its result there instead of adding (only when canOverwrite).
+  virtual void run(size_t v, const std::vector<Box>& boxes, const std::vector<double*>& data, bool overwrite) = 0;
+  /// The leaf can write its result without reading the output first (dgemm's beta = 0):
+  /// the executor then skips zeroing the output piece.
+  virtual bool canOverwrite() const { return false; }
 };
 
 /// A tensor's piece on this rank (row-major over its box), or none.

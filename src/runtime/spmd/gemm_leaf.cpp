@@ -26,14 +26,20 @@ class GemmLeafRun : public Leaf {
  public:
   explicit GemmLeafRun(const Program& p) : p_(p), g_(p.gemmLeaf) {}
 
-  void run(size_t, const std::vector<Box>& boxes, const std::vector<double*>& data) override {
+  bool canOverwrite() const override { return true; }
+
+  void run(size_t, const std::vector<Box>& boxes, const std::vector<double*>& data, bool overwrite) override {
     auto extent = [&](const std::vector<int>& spaces) {
       int64_t n = 1;
       for (int s : spaces) n *= spaceExtent(boxes, s);
       return n;
     };
     const int64_t m = extent(g_.x), n = extent(g_.y), k = extent(g_.k);
-    if (m == 0 || n == 0 || k == 0) return;
+    if (m == 0 || n == 0) return;
+    if (k == 0) {  // nothing to add; but an output to overwrite still becomes zeros
+      if (overwrite) std::fill(data[static_cast<size_t>(g_.out)], data[static_cast<size_t>(g_.out)] + m * n, 0.0);
+      return;
+    }
     if (std::max({m, n, k}) > INT32_MAX)
       throw OverflowError("substitute(..., blas): a local block of " + std::to_string(m) + " x " + std::to_string(k) +
                           " x " + std::to_string(n) + " exceeds BLAS's 32-bit sizes; divide it further");
@@ -41,7 +47,7 @@ class GemmLeafRun : public Leaf {
     cblas_dgemm(CblasRowMajor, g_.transA ? CblasTrans : CblasNoTrans, g_.transB ? CblasTrans : CblasNoTrans,
                 static_cast<int>(m), static_cast<int>(n), static_cast<int>(k), 1.0, data[static_cast<size_t>(g_.a)],
                 static_cast<int>(g_.transA ? m : k), data[static_cast<size_t>(g_.b)], static_cast<int>(g_.transB ? k : n),
-                1.0, data[static_cast<size_t>(g_.out)], static_cast<int>(n));
+                overwrite ? 0.0 : 1.0, data[static_cast<size_t>(g_.out)], static_cast<int>(n));
 #else
     throw EnvironmentError("substitute(..., blas): this tessel was built without a CBLAS");
 #endif

@@ -15,7 +15,7 @@ class KernelLeaf : public Leaf {
  public:
   KernelLeaf(const Program& p, std::vector<std::shared_ptr<Kernel>> k) : p_(p), kernels_(std::move(k)), cache_(kernels_.size()) {}
 
-  void run(size_t v, const std::vector<Box>& boxes, const std::vector<double*>& data) override {
+  void run(size_t v, const std::vector<Box>& boxes, const std::vector<double*>& data, bool) override {
     Bound& b = boundFor(v, boxes);
     for (size_t t = 1; t < boxes.size(); t++) {
       tessel_tensor_t& raw = b.tensors[t].raw();

@@ -17,7 +17,8 @@ namespace tessel::spmd {
 /// the executor's blocks (inputs are not copied); the output is computed into its own
 /// tensor and added into the block.
 std::unique_ptr<Leaf> kernelLeaf(const Program& p, std::vector<std::shared_ptr<Kernel>> kernels);
-/// dgemm on the blocks, accumulating into the output block (beta = 1).
+/// dgemm on the blocks, accumulating into the output block (beta = 1), or writing it
+/// (beta = 0) when the executor says it holds nothing yet.
 std::unique_ptr<Leaf> gemmLeaf(const Program& p);
 /// This build has a CBLAS (OpenBLAS).
 bool haveBlas();
