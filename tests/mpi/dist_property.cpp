@@ -264,8 +264,8 @@ std::string randomDistribution(Gen& g, int order, const Grid& grid) {
       size_t at = static_cast<size_t>(g.pick(0, static_cast<int>(unused.size()) - 1));
       y += unused[at];
       unused.erase(at, 1);
-    } else if (r < 8) {  // fix
-      y += std::to_string(g.pick(0, grid.dim(d) - 1));
+    } else if (r < 8) {  // fix (the notation has one character per machine dimension: 0-9)
+      y += std::to_string(g.pick(0, std::min(grid.dim(d), 10) - 1));
     } else {
       y += "*";
     }
