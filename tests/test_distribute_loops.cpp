@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <string>
@@ -385,4 +386,27 @@ TEST(DistributedKernelOneRank, EmitShowsTheProgramAndTheLeaf) {
   expectThrows<DistributionError>([&] { DistributedKernel::compile("A(i,j) = B(i,k) * C(k,j)", {A, B, C}, Machine{Grid(2)}); },
                                   {"the machine 2 has 2 ranks, but 1 are running", "mpirun -np 2"});
   expectThrows<DistributionError>([&] { DistTensor("B", {4, 4}, "xy->xy", Grid(2, 2)); }, {"tensor B", "4 ranks"});
+}
+
+TEST(DistributedKernelOneRank, CommunicatedBoxesUnderTheMemoryLimit) {
+  // B's piece is all of B (one rank), but the k panels of 60 columns are copies: 200 x 60
+  // doubles, twice (double buffers) = 192 KB, over a 100 KB limit set after the pieces
+  // exist. A one-line MemoryLimitError naming the tensor and the loop, not a bad_alloc.
+  Machine m{Grid(1, 1)};
+  DistTensor A("A", {200, 10}, "xy->xy", m.grid), B("B", {200, 120}, "xy->xy", m.grid),
+      C("C", {120, 10}, "xy->xy", m.grid);
+  auto k = DistributedKernel::compile("A(i,j) = B(i,k) * C(k,j)", {A, B, C}, m,
+                                      "distribute({i,j},{io,jo},{ii,ji}),split(k,ko,ki,60),reorder(ko,ii,ji,ki),"
+                                      "communicate({B,C},ko)");
+  ::setenv("TESSEL_MAX_MEMORY", "100K", 1);
+  try {
+    k->run({A, B, C});
+    ADD_FAILURE() << "expected a MemoryLimitError";
+  } catch (const MemoryLimitError& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor B"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("loop ko"), std::string::npos) << e.what();
+  }
+  ::setenv("TESSEL_MAX_MEMORY", "1G", 1);
+  EXPECT_NO_THROW(k->run({A, B, C}));
+  ::unsetenv("TESSEL_MAX_MEMORY");
 }

@@ -126,6 +126,21 @@ TEST_F(HardeningCli, GeneratorSizesOverTheLimit) {
   EXPECT_FALSE(fs::exists(path("x.tns")));
 }
 
+TEST_F(HardeningCli, KernelWorkspacesUnderTheLimit) {
+  // CSR x CSR -> CSR keeps a dense row workspace as wide as C: 10^8 columns of 8 bytes
+  // under a 64 MB limit. The kernel asks tessel_alloc, which refuses it (exit 2, the size).
+  Result r = run({"run", "A(i,j) = B(i,k) * C(k,j)", "-f", "A:ds", "-f", "B:ds", "-f", "C:ds", "-g",
+                  "B:uniform:50,50,2", "-g", "C:uniform:50,100000000,2", "-o", "A:" + path("A.tns")},
+                 kSmallLimit);
+  expectOneLine(r, 2, "tessel: error: ", {"workspace or temporary", "memory limit"});
+  EXPECT_FALSE(fs::exists(path("A.tns")));
+  // Under the limit the same kernel runs.
+  Result ok = run({"run", "A(i,j) = B(i,k) * C(k,j)", "-f", "A:ds", "-f", "B:ds", "-f", "C:ds", "-g",
+                   "B:uniform:50,50,2", "-g", "C:uniform:50,100000,2", "-o", "A:" + path("A.tns")},
+                  kSmallLimit);
+  EXPECT_EQ(ok.code, 0) << show(ok);
+}
+
 TEST_F(HardeningCli, OutOfMemoryIsExit3NotInternalError) {
   // The limit lifted, the address space capped: the allocation itself fails.
   Options o{{{"TESSEL_MAX_MEMORY", "1T"}}, rlim_t{768} << 20};

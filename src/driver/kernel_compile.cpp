@@ -68,6 +68,10 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& sch
     st.module = std::move(cs.module);
     st.assemble = cs.assemble;
     st.compute = cs.compute;
+    if (st.module) {
+      st.memoryLimit = static_cast<int64_t*>(st.module->symbol("tessel_memory_limit"));
+      st.refusedBytes = static_cast<int64_t*>(st.module->symbol("tessel_refused_bytes"));
+    }
     k->impl_->stages.push_back(std::move(st));
   }
   k->source_ = std::move(compiled.source);

@@ -45,8 +45,11 @@ void restoreAfterFailure(TensorBase& output, TensorBase* snapshot) {
   output.setFromCoo(CooData{output.dims(), {}, {}});
 }
 
-void check(int rc, const std::string& phase, const std::string& output) {
+void check(int rc, const std::string& phase, const std::string& output, const Stage& stage) {
   if (rc == TESSEL_OK) return;
+  if (rc == TESSEL_ERR_NOMEM && stage.refusedBytes && *stage.refusedBytes > 0)  // over the limit, not malloc
+    io_detail::requireMemory(static_cast<long double>(*stage.refusedBytes),
+                             phase + " of " + output + ": a workspace or temporary array");
   if (rc == TESSEL_ERR_OVERFLOW)
     throw OverflowError(phase + " of " + output +
                         ": a size does not fit the output format's index width (use 64-bit positions)");
@@ -157,14 +160,18 @@ RunTimes runStage(const Stage& stage, const Assignment& a, const StagePlanner& p
   RunTimes times;
   auto t0 = std::chrono::steady_clock::now();
   auto restore = [&] { restoreAfterFailure(output, snapshot ? &*snapshot : nullptr); };
+  if (stage.memoryLimit) {
+    *stage.memoryLimit = io_detail::memoryLimit();
+    *stage.refusedBytes = 0;
+  }
   int rc = stage.assemble(ptrs.data());
   if (rc != TESSEL_OK) restore();
-  check(rc, "assembly", output.name());
+  check(rc, "assembly", output.name(), stage);
   times.assembleSeconds = secondsSince(t0);
   t0 = std::chrono::steady_clock::now();
   rc = stage.compute(ptrs.data());
   if (rc != TESSEL_OK) restore();
-  check(rc, "compute", output.name());
+  check(rc, "compute", output.name(), stage);
   times.computeSeconds = secondsSince(t0);
   if (!storage.recomputed) output.shrinkToFit();
   storage.recomputed = true;

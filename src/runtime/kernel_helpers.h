@@ -292,10 +292,19 @@ static int tessel_poisoning(void) {
   if (poison < 0) poison = getenv("TESSEL_POISON") != NULL;
   return poison;
 }
+/* The host's memory limit (TESSEL_MAX_MEMORY), set by the runtime after loading: an
+   array over it (a workspace or temporary sized by the input) is refused like a failed
+   malloc, and its size left here for the runtime's message. */
+__attribute__((visibility("default"), used)) int64_t tessel_memory_limit = INT64_MAX;
+__attribute__((visibility("default"), used)) int64_t tessel_refused_bytes = 0;
 static void* tessel_alloc(int64_t n, size_t size, int zero) {
   if (n < 0 || (uint64_t)n > SIZE_MAX / size) return NULL;
   if (n == 0) n = 1;
   size_t bytes = (size_t)n * size, huge = (size_t)2 << 20;
+  if (bytes > (uint64_t)tessel_memory_limit) {
+    __atomic_store_n(&tessel_refused_bytes, (int64_t)bytes, __ATOMIC_RELAXED);
+    return NULL;
+  }
   void* p = NULL;
   if (bytes >= 4 * huge) {
     size_t rounded = (bytes + huge - 1) & ~(huge - 1);

@@ -49,6 +49,10 @@ struct Stage {
   std::shared_ptr<JitModule> module;
   tessel_kernel_fn assemble = nullptr;
   tessel_kernel_fn compute = nullptr;
+  /// The object's tessel_memory_limit and tessel_refused_bytes (kernel_helpers.h): set
+  /// before each run, read when an allocation failed.
+  int64_t* memoryLimit = nullptr;
+  int64_t* refusedBytes = nullptr;
   std::shared_ptr<SlotPlanCache> slotPlans = std::make_shared<SlotPlanCache>();
 };
 

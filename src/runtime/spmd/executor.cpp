@@ -8,6 +8,7 @@
 #include <chrono>
 #include <deque>
 
+#include "io/io_util.h"
 #include "runtime/spmd/comm.h"
 #include "tessel/error.h"
 
@@ -228,6 +229,15 @@ class Run {
     const TensorUse& u = p_.tensors[t];
     const Box mine = boxAt(p_, static_cast<int>(t), u.level, valuesOf(me_, d));
     const bool ownPiece = pieces_[t].box && *pieces_[t].box == mine;
+    // A box the schedule communicates can be far larger than the rank's piece (a whole
+    // input fetched at the top): checked against the memory limit like any size from input.
+    if (!ownPiece) {
+      const long double bytes = static_cast<long double>(volume(mine)) * 8 * (u.output ? 1 : 2);
+      if (bytes > static_cast<long double>(io_detail::memoryLimit()))
+        io_detail::requireMemory(bytes, "tensor " + u.name + ": its box communicated at " +
+                                            (u.level >= 0 ? "loop " + p_.loops[u.level].name : std::string("the top")) +
+                                            " on rank " + std::to_string(me_) + " (double-buffered)");
+    }
     if (u.output) {
       // An output box that is this rank's whole piece for the whole run accumulates there
       // (the piece starts at zero, or at its old values for +=).
