@@ -62,15 +62,25 @@ Extent blockOf(int64_t n, int pieces, int p);
 /// One machine dimension of a statement: partition a tensor dimension, fix, broadcast.
 struct MachineDim {
   enum class Kind { Partition, Fix, Broadcast } kind = Kind::Broadcast;
-  int tensorDim = -1;  ///< Partition: the tensor dimension it partitions
-  int coord = 0;       ///< Fix: the machine coordinate the tensor lives at
+  /// Partition: the tensor dimension it partitions, or kFused: the fused leading dimensions.
+  int tensorDim = -1;
+  int coord = 0;           ///< Fix: the machine coordinate the tensor lives at
+  bool nonZeros = false;   ///< Partition by non-zeros (`~x`): blocks of about equal non-zeros
+  static constexpr int kFused = -2;
 };
 
-/// One statement T_X -> Y.
+/// One statement T_X -> Y. SpDISTAL's sparse forms: `xy->~x` (rows in contiguous blocks
+/// of about equal non-zeros), `(xy)->~f` (the leading dimensions fused into one space of
+/// non-zeros, split evenly across row boundaries; `(xy)z->~f` splits tubes, `(xyz)->~f`
+/// entries). These depend on the tensor's non-zeros: see sparsePieces (runtime).
 struct DistributionStatement {
   std::string tensorNames;        ///< X: one letter per tensor dimension
+  int fused = 0;                  ///< the leading tensor dimensions fused, `(xy)`: 0 or >= 2
+  char fusedName = 0;             ///< the letter Y names the fused space by
   std::vector<MachineDim> machine;  ///< Y: one per machine dimension
   std::string str() const;
+  /// Some machine dimension partitions by non-zeros: pieces depend on the data.
+  bool byNonZeros() const;
 };
 
 /// A tensor distribution: one statement, or one per level of a hierarchical machine.
@@ -91,9 +101,19 @@ class Distribution {
   /// naming the tensor, the statement and the rule.
   void check(const std::string& tensor, int order, const Grid& grid) const;
 
+  /// check() and the rules that need the format: a partition by non-zeros needs a
+  /// tensor with a sparse level (every entry of an all-dense one is stored); fused
+  /// dimensions must be the leading levels in storage order. `levelIsDense[k]` and
+  /// `modeOfLevel[k]` describe the format's levels.
+  void checkFormat(const std::string& tensor, const std::vector<bool>& levelIsDense,
+                   const std::vector<int>& modeOfLevel) const;
+  /// The outermost statement partitions by non-zeros (pieces depend on the data).
+  bool byNonZeros() const { return !levels_.empty() && levels_[0].byNonZeros(); }
+
   /// The block of a tensor of `dims` held by the rank at `coord` of `grid` under the
   /// outermost statement: per tensor dimension, [lo, hi). Nothing when the rank holds
-  /// no piece (a fixed dimension at another coordinate). Call check() first.
+  /// no piece (a fixed dimension at another coordinate). Call check() first. A
+  /// partition by non-zeros has no such block: DistributionError (see sparsePieces).
   std::optional<std::vector<Extent>> piece(const std::vector<int64_t>& dims, const Grid& grid,
                                            const std::vector<int>& coord) const;
   /// Ranks of `grid` holding the entry at `coords` (several when broadcast).

@@ -32,11 +32,11 @@ struct PlotDistribution {
 };
 
 /// Owner rank (0 .. ranks-1) of every entry of `data` (in data order), looking at modes
-/// 0 (rows) and 1 (columns); an order-1 tensor is one row. Equal blocks: index i of an
-/// extent N goes to rank floor(i * P / N). ~x: rows stay whole and contiguous; row r goes
-/// to the rank floor(s * P / nnz), s = number of non-zeros in rows before r (the owner of
-/// its first non-zero under an even split). ~f: the k-th entry in row-major order goes to
-/// floor(k * P / nnz). 2-D blocks: rank = rowBlock * gridY + colBlock.
+/// 0 (rows) and 1 (columns); an order-1 tensor is one row. The ranks' own placement
+/// (format/sparse_placement, what the distributed runtime holds): equal blocks of
+/// ceil(N / P) as divide() cuts loops; ~x: rows stay whole and contiguous, row r goes to
+/// rank floor(s * P / nnz), s = non-zeros in rows before r; ~f: the k-th entry in
+/// row-major order goes to floor(k * P / nnz); 2-D blocks: rank = rowBlock * gridY + colBlock.
 /// Empty vector for PlotPartition::None.
 std::vector<int> plotOwners(const CooData& data, const PlotDistribution& dist);
 

@@ -27,6 +27,13 @@ DistributionStatement parseStatement(const std::string& whole, const std::string
   if (x.empty()) bad(whole, "no tensor dimensions before '->' (one letter per dimension, as in xy)");
   if (y.empty()) bad(whole, "no machine dimensions after '->' (a letter, a digit or * per dimension)");
   DistributionStatement st;
+  if (x.front() == '(') {  // fused leading dimensions: (xy)z
+    size_t close = x.find(')');
+    if (close == std::string::npos) bad(whole, "'(' without ')': fuse leading dimensions as in (xy)->~f");
+    st.fused = static_cast<int>(close - 1);
+    if (st.fused < 2) bad(whole, "a fusion names at least two tensor dimensions, as in (xy)");
+    x = x.substr(1, close - 1) + x.substr(close + 1);
+  }
   for (char c : x) {
     if (!std::isalpha(static_cast<unsigned char>(c)))
       bad(whole, std::string("tensor dimensions are letters, not '") + c + "'");
@@ -35,8 +42,17 @@ DistributionStatement parseStatement(const std::string& whole, const std::string
     st.tensorNames += c;
   }
   std::string seen;
+  bool tilde = false;
   for (char c : y) {
     MachineDim m;
+    if (c == '~') {
+      if (tilde) bad(whole, "'~~': one '~' marks a partition by non-zeros, as in ~x");
+      tilde = true;
+      continue;
+    }
+    if (tilde && !std::isalpha(static_cast<unsigned char>(c)))
+      bad(whole, std::string("'~' partitions a dimension by non-zeros and comes before its letter, not before '") + c +
+                     "'");
     if (c == '*') {
       m.kind = MachineDim::Kind::Broadcast;
     } else if (std::isdigit(static_cast<unsigned char>(c))) {
@@ -44,19 +60,37 @@ DistributionStatement parseStatement(const std::string& whole, const std::string
       m.coord = c - '0';
     } else if (std::isalpha(static_cast<unsigned char>(c))) {
       size_t at = st.tensorNames.find(c);
-      if (at == std::string::npos)
-        bad(whole, std::string("machine dimension '") + c + "' names no tensor dimension (" + st.tensorNames +
-                       "): name one, fix it with a digit or broadcast with *");
       if (seen.find(c) != std::string::npos)
         bad(whole, std::string("tensor dimension '") + c + "' is partitioned by two machine dimensions");
-      seen += c;
       m.kind = MachineDim::Kind::Partition;
-      m.tensorDim = static_cast<int>(at);
+      m.nonZeros = tilde;
+      if (at == std::string::npos && st.fused > 0) {  // the fused space, by any new letter
+        if (st.fusedName && st.fusedName != c)
+          bad(whole, std::string("machine dimension '") + c + "' names no tensor dimension, and the fused one is '" +
+                         st.fusedName + "'");
+        if (!tilde)
+          bad(whole, std::string("the fused dimensions are partitioned by non-zeros: write ~") + c);
+        st.fusedName = c;
+        m.tensorDim = MachineDim::kFused;
+      } else if (at == std::string::npos) {
+        bad(whole, std::string("machine dimension '") + c + "' names no tensor dimension (" + st.tensorNames +
+                       "): name one, fix it with a digit or broadcast with *");
+      } else {
+        if (static_cast<int>(at) < st.fused)
+          bad(whole, std::string("tensor dimension '") + c + "' is fused: partition the fused space (~f) instead");
+        m.tensorDim = static_cast<int>(at);
+      }
+      seen += c;
     } else {
       bad(whole, std::string("machine dimensions are letters, digits or *, not '") + c + "'");
     }
     st.machine.push_back(m);
+    tilde = false;
   }
+  if (tilde) bad(whole, "'~' at the end: it comes before the letter it partitions by non-zeros");
+  if (st.fused > 0 && !st.fusedName)
+    bad(whole, "the fused dimensions (" + st.tensorNames.substr(0, static_cast<size_t>(st.fused)) +
+                   ") are partitioned by no machine dimension: add ~f");
   return st;
 }
 
@@ -133,12 +167,24 @@ Extent blockOf(int64_t n, int pieces, int p) {
 // ---- Distribution --------------------------------------------------------------------
 
 std::string DistributionStatement::str() const {
-  std::string s = tensorNames + "->";
-  for (const MachineDim& m : machine)
-    s += m.kind == MachineDim::Kind::Partition ? std::string(1, tensorNames[m.tensorDim])
-         : m.kind == MachineDim::Kind::Fix     ? std::to_string(m.coord)
-                                               : std::string("*");
+  std::string s = fused ? "(" + tensorNames.substr(0, static_cast<size_t>(fused)) + ")" +
+                              tensorNames.substr(static_cast<size_t>(fused))
+                        : tensorNames;
+  s += "->";
+  for (const MachineDim& m : machine) {
+    if (m.nonZeros) s += '~';
+    s += m.kind == MachineDim::Kind::Partition
+             ? std::string(1, m.tensorDim == MachineDim::kFused ? fusedName : tensorNames[m.tensorDim])
+         : m.kind == MachineDim::Kind::Fix ? std::to_string(m.coord)
+                                           : std::string("*");
+  }
   return s;
+}
+
+bool DistributionStatement::byNonZeros() const {
+  for (const MachineDim& m : machine)
+    if (m.nonZeros) return true;
+  return false;
 }
 
 Distribution Distribution::parse(const std::string& text) {
@@ -187,11 +233,33 @@ void Distribution::check(const std::string& tensor, int order, const Grid& grid)
            ", outside its " + std::to_string(grid.dim(d)) + " rank(s)");
 }
 
+void Distribution::checkFormat(const std::string& tensor, const std::vector<bool>& levelIsDense,
+                               const std::vector<int>& modeOfLevel) const {
+  if (levels_.empty()) return;
+  auto fail = [&](const std::string& why) {
+    throw DistributionError("distribution of " + tensor + " (" + str() + "): " + why);
+  };
+  const DistributionStatement& st = levels_[0];
+  if (st.tensorNames.size() != levelIsDense.size())
+    fail("names " + std::to_string(st.tensorNames.size()) + " tensor dimension(s), and " + tensor + " has " +
+         std::to_string(levelIsDense.size()));
+  if (st.byNonZeros() && std::all_of(levelIsDense.begin(), levelIsDense.end(), [](bool d) { return d; }))
+    fail("a partition by non-zeros needs a sparse level, and every level of " + tensor +
+         " is dense (all its entries are stored): partition by coordinates instead (drop the ~)");
+  for (int k = 0; k < st.fused; k++)
+    if (modeOfLevel.at(static_cast<size_t>(k)) != k)
+      fail("fused dimensions must be the leading levels in storage order, and level " + std::to_string(k) +
+           " of " + tensor + " stores dimension " + std::to_string(modeOfLevel[static_cast<size_t>(k)]));
+}
+
 std::optional<std::vector<Extent>> Distribution::piece(const std::vector<int64_t>& dims, const Grid& grid,
                                                        const std::vector<int>& coord) const {
   std::vector<Extent> box;
   for (int64_t n : dims) box.push_back({0, n});
   if (levels_.empty()) return box;
+  if (levels_[0].byNonZeros())
+    throw DistributionError("distribution " + str() + " partitions by non-zeros: its pieces depend on the data, "
+                            "and only sparse tensors take it");
   const DistributionStatement& st = levels_[0];
   for (int d = 0; d < grid.order(); d++) {
     const MachineDim& m = st.machine.at(d);
@@ -205,6 +273,8 @@ std::optional<std::vector<Extent>> Distribution::piece(const std::vector<int64_t
 
 std::vector<int> Distribution::owners(const std::vector<int64_t>& dims, const Grid& grid,
                                       const std::vector<int64_t>& coords) const {
+  if (byNonZeros())
+    throw DistributionError("distribution " + str() + " partitions by non-zeros: an entry's owner depends on the data");
   // Per machine dimension, the coordinates that hold the entry.
   std::vector<std::vector<int>> choices(grid.order());
   for (int d = 0; d < grid.order(); d++) {

@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <numeric>
 
+#include "format/sparse_placement.h"
 #include "io/io_util.h"
 #include "tessel/error.h"
 
@@ -36,7 +37,7 @@ struct MatrixView {
 };
 
 /// floor(i * p / n) without overflow, clamped to [0, p-1].
-int64_t blockOf(int64_t i, int64_t p, int64_t n) {
+int64_t binOf(int64_t i, int64_t p, int64_t n) {
   if (n <= 0) return 0;
   auto b = static_cast<int64_t>((static_cast<__int128>(i) * p) / n);
   return std::clamp<int64_t>(b, 0, p - 1);
@@ -62,8 +63,8 @@ Cells binCells(const MatrixView& v, const std::vector<int>& owners, int gw, int 
     c.vote.assign(n, 0);
   }
   for (int64_t e = 0; e < v.d.nnz(); e++) {
-    size_t cell = static_cast<size_t>(blockOf(v.row(e), gh, v.rows)) * static_cast<size_t>(gw) +
-                  static_cast<size_t>(blockOf(v.col(e), gw, v.cols));
+    size_t cell = static_cast<size_t>(binOf(v.row(e), gh, v.rows)) * static_cast<size_t>(gw) +
+                  static_cast<size_t>(binOf(v.col(e), gw, v.cols));
     if (c.count[cell]++ == 0) c.nonEmpty++;
     c.maxCount = std::max(c.maxCount, c.count[cell]);
     if (!owners.empty()) {  // Boyer-Moore majority vote: the cell's majority owner if any
@@ -192,57 +193,33 @@ std::array<uint8_t, 3> plotRankColour(int rank) {
 
 std::vector<int> plotOwners(const CooData& data, const PlotDistribution& dist) {
   if (dist.kind == PlotPartition::None) return {};
-  MatrixView v(data);
-  int64_t p = dist.kind == PlotPartition::Blocks2D ? dist.gridX : dist.ranks();
   if (dist.gridX < 1 || dist.gridY < 1) throw UserError("plot: the machine grid needs at least one rank");
-  int64_t nnz = data.nnz();
+  // The runtime's own placement (format/sparse_placement), on the entries as a matrix in
+  // row-major (storage) order: the picture is exactly how the ranks would hold them.
+  MatrixView v(data);
+  const int64_t nnz = data.nnz();
+  std::vector<int64_t> perm(static_cast<size_t>(nnz));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::stable_sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) {
+    return v.row(x) != v.row(y) ? v.row(x) < v.row(y) : v.col(x) < v.col(y);
+  });
+  std::vector<int64_t> coords(static_cast<size_t>(2 * nnz));
+  for (int64_t k = 0; k < nnz; k++) {
+    coords[static_cast<size_t>(2 * k)] = v.row(perm[static_cast<size_t>(k)]);
+    coords[static_cast<size_t>(2 * k + 1)] = v.col(perm[static_cast<size_t>(k)]);
+  }
+  const char* text = dist.kind == PlotPartition::Rows             ? "xy->x"
+                     : dist.kind == PlotPartition::Columns        ? "xy->y"
+                     : dist.kind == PlotPartition::RowsByNonzeros ? "xy->~x"
+                     : dist.kind == PlotPartition::FusedNonzeros  ? "(xy)->~f"
+                                                                  : "xy->xy";
+  Grid grid = dist.kind == PlotPartition::Blocks2D ? Grid(dist.gridX, dist.gridY) : Grid(dist.ranks());
+  EntryPlacement place = placeEntries({v.rows, v.cols}, coords, Distribution::parse(text), grid);
   std::vector<int> owners(static_cast<size_t>(nnz), 0);
-  switch (dist.kind) {
-    case PlotPartition::None:
-      break;
-    case PlotPartition::Rows:
-      for (int64_t e = 0; e < nnz; e++) owners[static_cast<size_t>(e)] = static_cast<int>(blockOf(v.row(e), p, v.rows));
-      break;
-    case PlotPartition::Columns:
-      for (int64_t e = 0; e < nnz; e++) owners[static_cast<size_t>(e)] = static_cast<int>(blockOf(v.col(e), p, v.cols));
-      break;
-    case PlotPartition::Blocks2D:
-      for (int64_t e = 0; e < nnz; e++)
-        owners[static_cast<size_t>(e)] = static_cast<int>(blockOf(v.row(e), dist.gridX, v.rows) * dist.gridY +
-                                                          blockOf(v.col(e), dist.gridY, v.cols));
-      break;
-    case PlotPartition::RowsByNonzeros: {
-      std::vector<int64_t> rows(static_cast<size_t>(nnz));
-      for (int64_t e = 0; e < nnz; e++) rows[static_cast<size_t>(e)] = v.row(e);
-      std::sort(rows.begin(), rows.end());
-      // Distinct rows with the rank of each: a row goes to the rank that owns its first
-      // non-zero when the non-zeros (in row order) are split evenly.
-      std::vector<int64_t> distinct;
-      std::vector<int> rank;
-      for (size_t s = 0; s < rows.size();) {
-        size_t t = s;
-        while (t < rows.size() && rows[t] == rows[s]) t++;
-        distinct.push_back(rows[s]);
-        rank.push_back(static_cast<int>(blockOf(static_cast<int64_t>(s), p, nnz)));
-        s = t;
-      }
-      for (int64_t e = 0; e < nnz; e++) {
-        auto it = std::lower_bound(distinct.begin(), distinct.end(), v.row(e));
-        owners[static_cast<size_t>(e)] = rank[static_cast<size_t>(it - distinct.begin())];
-      }
-      break;
-    }
-    case PlotPartition::FusedNonzeros: {
-      std::vector<int64_t> perm(static_cast<size_t>(nnz));
-      std::iota(perm.begin(), perm.end(), 0);
-      int order = data.order();
-      std::stable_sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) {
-        return std::lexicographical_compare(data.coords.begin() + x * order, data.coords.begin() + (x + 1) * order,
-                                            data.coords.begin() + y * order, data.coords.begin() + (y + 1) * order);
-      });
-      for (int64_t k = 0; k < nnz; k++) owners[static_cast<size_t>(perm[static_cast<size_t>(k)])] = static_cast<int>(blockOf(k, p, nnz));
-      break;
-    }
+  std::vector<int> at(static_cast<size_t>(grid.order()));
+  for (int64_t k = 0; k < nnz; k++) {
+    for (int d = 0; d < grid.order(); d++) at[static_cast<size_t>(d)] = place.where(k, d);
+    owners[static_cast<size_t>(perm[static_cast<size_t>(k)])] = grid.rankOf(at);
   }
   return owners;
 }
@@ -260,9 +237,9 @@ PlotImage renderPlot(const CooData& data, const PlotOptions& opt) {
   img.gridHeight = gh;
   img.rgb.resize(static_cast<size_t>(img.width) * static_cast<size_t>(img.height) * 3);
   std::vector<size_t> colCell(static_cast<size_t>(img.width));
-  for (int x = 0; x < img.width; x++) colCell[static_cast<size_t>(x)] = static_cast<size_t>(blockOf(x, gw, img.width));
+  for (int x = 0; x < img.width; x++) colCell[static_cast<size_t>(x)] = static_cast<size_t>(binOf(x, gw, img.width));
   for (int y = 0; y < img.height; y++) {
-    size_t rowCell = static_cast<size_t>(blockOf(y, gh, img.height));
+    size_t rowCell = static_cast<size_t>(binOf(y, gh, img.height));
     for (int x = 0; x < img.width; x++) {
       auto col = cellColour(c, rowCell * static_cast<size_t>(gw) + colCell[static_cast<size_t>(x)]);
       size_t o = (static_cast<size_t>(y) * static_cast<size_t>(img.width) + static_cast<size_t>(x)) * 3;
