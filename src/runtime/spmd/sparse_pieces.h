@@ -1,0 +1,30 @@
+// The pieces of a sparse tensor on the ranks of a grid (SpDISTAL): each rank's entries
+// under a distribution (format/sparse_placement decides), as a tensor in the tensor's
+// own format whose coordinates are relative to the rank's box.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "runtime/spmd/box.h"
+#include "tessel/distribution.h"
+#include "tessel/tensor.h"
+
+namespace tessel::spmd {
+
+struct SparsePiece {
+  std::optional<Box> box;  ///< global [lo, hi) per dimension; none: the rank holds nothing
+  TensorBase tensor;       ///< entries inside `box`, coordinates minus box lo; t's format
+  int64_t nnz = 0;
+};
+
+/// Every rank's piece of `t` (packed) under `dist` on `grid`: every box, and the tensor
+/// of rank `only` (of every rank when -1; the others' stay undefined). Checks the
+/// distribution against the tensor's order, the grid and its format (DistributionError
+/// naming `t`). Every rank derives the same pieces from the same data (the placement is
+/// pure), so a rank that read the whole tensor keeps only its own.
+std::vector<SparsePiece> sparsePieces(const TensorBase& t, const Distribution& dist, const Grid& grid,
+                                      int only = -1);
+
+}  // namespace tessel::spmd
