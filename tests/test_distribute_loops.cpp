@@ -410,3 +410,31 @@ TEST(DistributedKernelOneRank, CommunicatedBoxesUnderTheMemoryLimit) {
   EXPECT_NO_THROW(k->run({A, B, C}));
   ::unsetenv("TESSEL_MAX_MEMORY");
 }
+
+TEST(DistributedKernelOneRank, SparseOperandsRunOwnerComputesAndSayWhatIsNotBuilt) {
+  // CSR rows in blocks (one rank: the whole matrix), SpMV row-based, hand-checked.
+  Machine m{Grid(1)};
+  CooData b;
+  b.dims = {3, 4};
+  b.add({0, 1}, 2.0);
+  b.add({0, 3}, 1.0);
+  b.add({2, 0}, -1.0);
+  DistTensor B("B", {3, 4}, "xy->x", m.grid, Format::parse("ds"));
+  B.setFromCoo(b);
+  DistTensor a("a", {3}, "x->x", m.grid), c("c", {4}, "", m.grid);
+  c.fill([](const std::vector<int64_t>& at) { return static_cast<double>(at[0] + 1); });  // 1 2 3 4
+  auto k = DistributedKernel::compile("a(i) = B(i,j) * c(j)", {a, B, c}, m,
+                                      "divide(i,io,ii,1),distribute(io),communicate({a,B,c},io)");
+  k->run({a, B, c});
+  CooData got = a.gather();
+  std::vector<double> dense(3, 0.0);
+  for (int64_t e = 0; e < got.nnz(); e++) dense[static_cast<size_t>(got.coords[static_cast<size_t>(e)])] = got.values[static_cast<size_t>(e)];
+  EXPECT_EQ(dense, (std::vector<double>{2 * 2 + 1 * 4, 0, -1}));
+  // Not built yet, said plainly: kernels over ~ distributions, sparse outputs, dgemm leaves.
+  DistTensor nz("B", {3, 4}, "xy->~x", m.grid, Format::parse("ds"));
+  nz.setFromCoo(b);
+  EXPECT_THROW(DistributedKernel::compile("a(i) = B(i,j) * c(j)", {a, nz, c}, m), DistributionError);
+  DistTensor S("S", {3, 4}, "xy->x", m.grid, Format::parse("ds"));
+  EXPECT_THROW(DistributedKernel::compile("S(i,j) = B(i,j)", {S, B}, m), NotationError);
+  EXPECT_THROW(DistTensor("D", {3, 4}, "xy->~x", m.grid, Format::parse("dd")), DistributionError);
+}

@@ -26,6 +26,8 @@
 
 #include "tessel/coo.h"
 #include "tessel/distribution.h"
+#include "tessel/format.h"
+#include "tessel/tensor.h"
 
 namespace tessel {
 
@@ -64,6 +66,18 @@ class DistTensor {
   /// rank holds the whole tensor. Checked: DistributionError naming the tensor and rule.
   DistTensor(std::string name, std::vector<int64_t> dims, const std::string& distribution, Grid grid);
   DistTensor(std::string name, std::vector<int64_t> dims, Distribution distribution, Grid grid);
+  /// A sparse tensor stored in `format` (CSR is Format::parse("ds")): each rank holds its
+  /// piece as a tensor of that format, placed by setFromCoo (SpDISTAL). Distributions by
+  /// non-zeros (xy->~x, (xy)->~f) are for sparse tensors only; checked against the format.
+  DistTensor(std::string name, std::vector<int64_t> dims, const std::string& distribution, Grid grid, Format format);
+
+  /// Stored in a sparse format (the constructor with a Format).
+  bool sparse() const;
+  /// This rank's piece of a sparse tensor, coordinates relative to piece()'s lo (an
+  /// undefined handle when the rank holds none).
+  const TensorBase& sparsePiece() const;
+  /// The format of a sparse tensor's pieces.
+  const Format& sparsePieceFormat() const;
 
   const std::string& name() const;
   const std::vector<int64_t>& dims() const;
@@ -75,10 +89,11 @@ class DistTensor {
   const double* data() const;
   int64_t localSize() const;
 
-  /// This rank's piece from a function of global coordinates (not collective).
+  /// This rank's piece from a function of global coordinates (not collective; dense only).
   void fill(const std::function<double(const std::vector<int64_t>&)>& value);
   /// This rank keeps the entries of `global` in its piece (not collective: every rank
-  /// passes the same data, e.g. each read the same file).
+  /// passes the same data, e.g. each read the same file). A sparse tensor's pieces follow
+  /// its non-zeros under a distribution by non-zeros.
   void setFromCoo(const CooData& global);
   /// Collective: rank 0 gets every entry (non-zeros, in row-major order), the others an
   /// empty CooData of the same dims.

@@ -30,7 +30,8 @@ std::map<std::string, TensorVar> varsOf(const std::vector<DistTensor>& tensors) 
   std::map<std::string, TensorVar> vars;
   for (const DistTensor& t : tensors) {
     if (!t.impl()) throw UserError("a distributed kernel was given an empty DistTensor handle");
-    vars.emplace(t.name(), TensorVar(t.name(), Datatype::Float64, t.dims(), DenseFormat(static_cast<int>(t.dims().size()))));
+    vars.emplace(t.name(), TensorVar(t.name(), Datatype::Float64, t.dims(),
+                                     t.sparse() ? t.sparsePieceFormat() : DenseFormat(static_cast<int>(t.dims().size()))));
   }
   return vars;
 }
@@ -62,7 +63,21 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
   if (!placement.count(out)) throw NotationError("no DistTensor given for the output " + out);
   im.schedule = schedule.empty() ? lower::defaultDistributedSchedule(a, machine, placement.at(out)) : schedule;
   im.program = lower::distributeLoops(a, im.schedule, machine, placement);
+  for (spmd::TensorUse& u : im.program.tensors)
+    for (const DistTensor& t : tensors)
+      if (t.name() == u.name && t.sparse()) {
+        if (u.output)
+          throw NotationError("output " + u.name + " is sparse: distributed sparse outputs are not built yet "
+                              "(make it dense)");
+        if (t.distribution().byNonZeros())
+          throw DistributionError("tensor " + u.name + " (" + t.distribution().str() +
+                                  "): kernels over distributions by non-zeros are not built yet; its pieces "
+                                  "and `tessel plot -d` are (issue 29)");
+        u.sparse = true;
+      }
   if (im.program.gemm) {
+    for (const spmd::TensorUse& u : im.program.tensors)
+      if (u.sparse) throw ScheduleError("substitute(..., blas): " + u.name + " is sparse, and dgemm takes dense blocks");
     im.leaf = spmd::gemmLeaf(im.program);
     return k;
   }
@@ -107,6 +122,7 @@ DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) cons
       throw UserError("run: tensor " + u.name + " has other dimensions or another distribution than compiled for");
     pieces[t].box = found->piece();
     pieces[t].data = const_cast<double*>(found->data());
+    if (found->sparse()) pieces[t].sparse = &found->sparsePiece();
   }
   spmd::ExecStats e = spmd::execute(p, *impl_->leaf, pieces);
   DistRunStats s;

@@ -4,6 +4,8 @@
 #include "runtime/spmd/box.h"
 #include "runtime/spmd/comm.h"
 #include "runtime/spmd/executor.h"
+#include "runtime/spmd/sparse_pieces.h"
+#include "format/level_format.h"
 #include "tessel/distributed.h"
 #include "tessel/error.h"
 #include "io/io_util.h"
@@ -17,6 +19,8 @@ struct DistTensor::Impl {
   Grid grid;
   std::optional<std::vector<Extent>> piece;
   std::vector<double> vals;
+  std::optional<Format> format;  ///< sparse: the pieces' format
+  TensorBase sparsePiece;
 };
 
 int worldRank() { return comm::rank(); }
@@ -69,6 +73,54 @@ DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, Distribution
   }
 }
 
+DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, const std::string& distribution, Grid grid,
+                       Format format)
+    : impl_(std::make_shared<Impl>()) {
+  for (int64_t n : dims)
+    if (n < 0) throw DimensionError("tensor " + name + ": negative dimension " + std::to_string(n));
+  impl_->name = std::move(name);
+  impl_->dims = std::move(dims);
+  impl_->grid = std::move(grid);
+  if (impl_->grid.size() != comm::size())
+    throw DistributionError("tensor " + impl_->name + " is placed on a " + impl_->grid.str() + " grid of " +
+                            std::to_string(impl_->grid.size()) + " ranks, but " + std::to_string(comm::size()) +
+                            " are running");
+  if (format.order() != static_cast<int>(impl_->dims.size()))
+    throw FormatError("tensor " + impl_->name + ": format " + format.str() + " has " + std::to_string(format.order()) +
+                      " levels, and the tensor " + std::to_string(impl_->dims.size()) + " dimensions");
+  Distribution d = distribution.empty() ? Distribution() : Distribution::parse(distribution);
+  if (d.defined()) {
+    d.check(impl_->name, static_cast<int>(impl_->dims.size()), impl_->grid);
+    std::vector<bool> dense;
+    std::vector<int> modes;
+    for (int k = 0; k < format.order(); k++) {
+      dense.push_back(levelFormat(format, k).full() && !levelFormat(format, k).hasCrdArray());
+      modes.push_back(format.modeOfLevel(k));
+    }
+    d.checkFormat(impl_->name, dense, modes);
+  }
+  impl_->distribution = d;
+  impl_->format = format;
+  // Its box is known before the data under a partition by coordinates; by non-zeros it
+  // comes with setFromCoo.
+  impl_->piece = d.byNonZeros() ? std::nullopt
+                                : spmd::piecesOf(spmd::TensorUse{"", false, {}, impl_->dims, -1, impl_->grid, d})
+                                      .at(static_cast<size_t>(comm::rank()));
+  if (impl_->piece) {  // empty until setFromCoo
+    CooData none;
+    for (const Extent& e : *impl_->piece) none.dims.push_back(e.size());
+    impl_->sparsePiece = TensorBase(impl_->name, Datatype::Float64, none.dims, format);
+    impl_->sparsePiece.setFromCoo(none);
+  }
+}
+
+bool DistTensor::sparse() const { return impl_->format.has_value(); }
+const TensorBase& DistTensor::sparsePiece() const { return impl_->sparsePiece; }
+const Format& DistTensor::sparsePieceFormat() const {
+  if (!impl_->format) throw UserError("tensor " + impl_->name + " is dense");
+  return *impl_->format;
+}
+
 const std::string& DistTensor::name() const { return impl_->name; }
 const std::vector<int64_t>& DistTensor::dims() const { return impl_->dims; }
 const Distribution& DistTensor::distribution() const { return impl_->distribution; }
@@ -79,6 +131,7 @@ const double* DistTensor::data() const { return impl_->vals.data(); }
 int64_t DistTensor::localSize() const { return static_cast<int64_t>(impl_->vals.size()); }
 
 void DistTensor::fill(const std::function<double(const std::vector<int64_t>&)>& value) {
+  if (sparse()) throw UserError("tensor " + impl_->name + " is sparse: place its entries with setFromCoo");
   if (!impl_->piece) return;
   const spmd::Box& box = *impl_->piece;
   std::vector<int64_t> at;
@@ -95,6 +148,15 @@ void DistTensor::fill(const std::function<double(const std::vector<int64_t>&)>& 
 void DistTensor::setFromCoo(const CooData& global) {
   if (global.dims != impl_->dims)
     throw DimensionError("tensor " + impl_->name + ": the data has other dimensions than the tensor");
+  if (sparse()) {  // every rank places all entries alike and keeps its own
+    TensorBase whole(impl_->name, Datatype::Float64, impl_->dims, *impl_->format);
+    whole.setFromCoo(global);
+    const int me = comm::rank();
+    auto pieces = spmd::sparsePieces(whole, impl_->distribution, impl_->grid, me);
+    impl_->piece = pieces[static_cast<size_t>(me)].box;
+    impl_->sparsePiece = pieces[static_cast<size_t>(me)].tensor;
+    return;
+  }
   std::fill(impl_->vals.begin(), impl_->vals.end(), 0.0);
   if (!impl_->piece) return;
   const spmd::Box& box = *impl_->piece;
@@ -112,6 +174,9 @@ void DistTensor::setFromCoo(const CooData& global) {
 }
 
 CooData DistTensor::gather() const {
+  if (sparse())
+    throw UserError("gather: tensor " + impl_->name + " is sparse, and gathering sparse pieces is not built yet "
+                    "(distributed sparse outputs are issue 29's next step)");
   const int me = comm::rank();
   spmd::TensorUse u;
   u.dims = impl_->dims;

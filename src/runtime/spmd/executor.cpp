@@ -133,6 +133,8 @@ class Run {
 
   ExecStats go() {
     auto t0 = Clock::now();
+    for (size_t t = 0; t < p_.tensors.size(); t++)
+      if (p_.tensors[t].sparse && pieces_[t].sparse) leaf_.bindSparse(t, *pieces_[t].sparse);
     // The output piece starts at zero, but a dgemm leaf writing it whole can skip that
     // (beta = 0): zeroing is deferred until something else touches the piece.
     if (!p_.accumulate && pieces_[0].box) {
@@ -228,6 +230,11 @@ class Run {
     auto t0 = Clock::now();
     const TensorUse& u = p_.tensors[t];
     const Box mine = boxAt(p_, static_cast<int>(t), u.level, valuesOf(me_, d));
+    if (u.sparse) {  // owner computes: every rank's box must be its own piece
+      requireOwnPieces(t, d);
+      buf.alias(mine, nullptr);
+      return;
+    }
     const bool ownPiece = pieces_[t].box && *pieces_[t].box == mine;
     // A box the schedule communicates can be far larger than the rank's piece (a whole
     // input fetched at the top): checked against the memory limit like any size from input.
@@ -285,6 +292,23 @@ class Run {
       }
     }
     stats_.commSeconds += since(t0);
+  }
+
+  /// A sparse tensor is not moved (yet): the box each rank's iterations need at its
+  /// communicate level must be the piece it holds. Every rank checks every rank alike,
+  /// so all throw together.
+  void requireOwnPieces(size_t t, const std::vector<int64_t>& d) {
+    const TensorUse& u = p_.tensors[t];
+    auto pieces = piecesOf(u);
+    for (int q = 0; q < ranks_; q++) {
+      Box need = boxAt(p_, static_cast<int>(t), u.level, valuesOf(q, d));
+      if (volume(need) == 0) continue;
+      if (!pieces[static_cast<size_t>(q)] || *pieces[static_cast<size_t>(q)] != need)
+        throw ScheduleError("sparse tensor " + u.name + ": rank " + std::to_string(q) +
+                            "'s iterations need another block of it than the piece it holds; sparse operands "
+                            "are not fetched from other ranks yet, so distribute the loops as " + u.name +
+                            " is distributed (owner computes) and communicate it at the distributed loop");
+    }
   }
 
   /// Received data for `region` of buffer `buf`: in place when contiguous there.
@@ -459,7 +483,13 @@ class Run {
     for (size_t t = 0; t < p_.tensors.size(); t++) {
       Box b = boxAt(p_, static_cast<int>(t), leafLevel, vals);
       Buffer& buf = cur_[t];
-      if (b == buf.box) {
+      if (p_.tensors[t].sparse) {
+        if (b != buf.box)
+          throw ScheduleError("sparse tensor " + p_.tensors[t].name +
+                              ": the loops below its communicate level split it, and a sparse piece runs whole "
+                              "(split those loops in the leaf schedule instead)");
+        data.push_back(nullptr);
+      } else if (b == buf.box) {
         data.push_back(buf.ptr);
       } else {  // the leaf's block of a box fetched further out
         scratch_[t].reset(b, p_.tensors[t].output);

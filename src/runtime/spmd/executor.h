@@ -9,6 +9,7 @@
 
 #include "runtime/spmd/box.h"
 #include "runtime/spmd/program.h"
+#include "tessel/tensor.h"
 
 namespace tessel::spmd {
 
@@ -23,12 +24,16 @@ class Leaf {
   /// The leaf can write its result without reading the output first (dgemm's beta = 0):
   /// the executor then skips zeroing the output piece.
   virtual bool canOverwrite() const { return false; }
+  /// Program tensor t is sparse: the leaf computes on this piece (kept until the next call).
+  virtual void bindSparse(size_t t, const TensorBase& piece) {}
 };
 
-/// A tensor's piece on this rank (row-major over its box), or none.
+/// A tensor's piece on this rank (row-major over its box), or none. A sparse tensor's
+/// piece is a tensor in its format (coordinates relative to the box), data unused.
 struct Piece {
   std::optional<Box> box;
   double* data = nullptr;
+  const TensorBase* sparse = nullptr;
 };
 
 struct ExecStats {

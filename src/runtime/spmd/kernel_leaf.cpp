@@ -1,4 +1,5 @@
 // A compiled kernel as an SPMD leaf.
+#include <cstdint>
 #include <cstdlib>
 #include <map>
 
@@ -15,9 +16,15 @@ class KernelLeaf : public Leaf {
  public:
   KernelLeaf(const Program& p, std::vector<std::shared_ptr<Kernel>> k) : p_(p), kernels_(std::move(k)), cache_(kernels_.size()) {}
 
+  void bindSparse(size_t t, const TensorBase& piece) override {
+    if (sparse_.size() <= t) sparse_.resize(t + 1);
+    sparse_[t] = piece;
+  }
+
   void run(size_t v, const std::vector<Box>& boxes, const std::vector<double*>& data, bool) override {
     Bound& b = boundFor(v, boxes);
     for (size_t t = 1; t < boxes.size(); t++) {
+      if (isSparse(t)) continue;  // the piece itself is bound
       tessel_tensor_t& raw = b.tensors[t].raw();
       raw.vals = data[t];
       raw.vals_size = volume(boxes[t]);
@@ -39,11 +46,18 @@ class KernelLeaf : public Leaf {
     std::vector<int64_t> key;
     for (const Box& b : boxes)
       for (const Extent& e : b) key.push_back(e.size());
+    for (size_t t = 0; t < boxes.size(); t++)  // a new piece (new data) binds anew
+      if (isSparse(t)) key.push_back(static_cast<int64_t>(reinterpret_cast<intptr_t>(sparse_[t].impl().get())));
     auto it = cache_[v].find(key);
     if (it != cache_[v].end()) return it->second;
     Bound b;
     std::map<std::string, TensorBase> byName;
     for (size_t t = 0; t < boxes.size(); t++) {
+      if (isSparse(t)) {
+        b.tensors.push_back(sparse_[t]);
+        byName.emplace(p_.tensors[t].name, sparse_[t]);
+        continue;
+      }
       std::vector<int64_t> dims;
       for (const Extent& e : boxes[t]) dims.push_back(e.size());
       TensorBase local(p_.tensors[t].name, Datatype::Float64, dims, DenseFormat(static_cast<int>(dims.size())));
@@ -61,8 +75,11 @@ class KernelLeaf : public Leaf {
     return cache_[v].emplace(key, std::move(b)).first->second;
   }
 
+  bool isSparse(size_t t) const { return t < sparse_.size() && sparse_[t].defined(); }
+
   const Program& p_;
   std::vector<std::shared_ptr<Kernel>> kernels_;
+  std::vector<TensorBase> sparse_;  ///< per program tensor: the bound sparse piece, or undefined
   std::vector<std::map<std::vector<int64_t>, Bound>> cache_;
 };
 

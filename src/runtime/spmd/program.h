@@ -53,6 +53,7 @@ struct TensorUse {
   int level = -1;             ///< communicated at loops[level] (its box is fetched / reduced there)
   Grid grid;                  ///< the grid its distribution refers to
   Distribution distribution;  ///< none: replicated on every rank
+  bool sparse = false;        ///< its pieces are sparse tensors (never copied: owner computes)
 };
 
 /// A leaf computed by BLAS: out(X, Y) (+)= a(X|K) * b(K|Y), groups of adjacent dimensions.

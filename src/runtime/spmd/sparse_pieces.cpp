@@ -55,7 +55,7 @@ std::vector<SparsePiece> sparsePieces(const TensorBase& t, const Distribution& d
       local.add(rel, all.values[static_cast<size_t>(perm[static_cast<size_t>(k)])]);
     }
     p.nnz = local.nnz();
-    p.tensor = TensorBase(t.name() + "@" + std::to_string(q), t.datatype(), local.dims, f);
+    p.tensor = TensorBase(t.name(), t.datatype(), local.dims, f);
     p.tensor.setFromCoo(local);
   }
   return pieces;

@@ -15,7 +15,7 @@ namespace tessel::spmd {
 
 struct SparsePiece {
   std::optional<Box> box;  ///< global [lo, hi) per dimension; none: the rank holds nothing
-  TensorBase tensor;       ///< entries inside `box`, coordinates minus box lo; t's format
+  TensorBase tensor;       ///< entries inside `box`, coordinates minus box lo; t's name and format
   int64_t nnz = 0;
 };
 
