@@ -430,10 +430,18 @@ TEST(DistributedKernelOneRank, SparseOperandsRunOwnerComputesAndSayWhatIsNotBuil
   std::vector<double> dense(3, 0.0);
   for (int64_t e = 0; e < got.nnz(); e++) dense[static_cast<size_t>(got.coords[static_cast<size_t>(e)])] = got.values[static_cast<size_t>(e)];
   EXPECT_EQ(dense, (std::vector<double>{2 * 2 + 1 * 4, 0, -1}));
-  // Not built yet, said plainly: kernels over ~ distributions, sparse outputs, dgemm leaves.
+  // Rows by non-zeros: the same answer.
   DistTensor nz("B", {3, 4}, "xy->~x", m.grid, Format::parse("ds"));
   nz.setFromCoo(b);
-  EXPECT_THROW(DistributedKernel::compile("a(i) = B(i,j) * c(j)", {a, nz, c}, m), DistributionError);
+  DistributedKernel::compile("a(i) = B(i,j) * c(j)", {a, nz, c}, m,
+                             "divide(i,io,ii,1),distribute(io),communicate({a,B,c},io)")
+      ->run({a, nz, c});
+  CooData again = a.gather();
+  EXPECT_EQ(again.values, got.values);
+  // Not built yet, said plainly: kernels over fused partitions, sparse outputs, dgemm leaves.
+  DistTensor fused("B", {3, 4}, "(xy)->~f", m.grid, Format::parse("ds"));
+  fused.setFromCoo(b);
+  EXPECT_THROW(DistributedKernel::compile("a(i) = B(i,j) * c(j)", {a, fused, c}, m), DistributionError);
   DistTensor S("S", {3, 4}, "xy->x", m.grid, Format::parse("ds"));
   EXPECT_THROW(DistributedKernel::compile("S(i,j) = B(i,j)", {S, B}, m), NotationError);
   EXPECT_THROW(DistTensor("D", {3, 4}, "xy->~x", m.grid, Format::parse("dd")), DistributionError);

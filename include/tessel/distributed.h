@@ -85,6 +85,8 @@ class DistTensor {
   const Grid& grid() const;
   /// This rank's box, nothing when it holds no piece.
   const std::optional<std::vector<Extent>>& piece() const;
+  /// Every rank's box (a partition by non-zeros knows them once the data is placed).
+  std::vector<std::optional<std::vector<Extent>>> allPieces() const;
   double* data();
   const double* data() const;
   int64_t localSize() const;

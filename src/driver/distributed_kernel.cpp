@@ -69,9 +69,9 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
         if (u.output)
           throw NotationError("output " + u.name + " is sparse: distributed sparse outputs are not built yet "
                               "(make it dense)");
-        if (t.distribution().byNonZeros())
+        if (t.distribution().byNonZeros() && t.distribution().levels()[0].fused)
           throw DistributionError("tensor " + u.name + " (" + t.distribution().str() +
-                                  "): kernels over distributions by non-zeros are not built yet; its pieces "
+                                  "): kernels over fused non-zero partitions are not built yet; its pieces "
                                   "and `tessel plot -d` are (issue 29)");
         u.sparse = true;
       }
@@ -109,8 +109,37 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
   return k;
 }
 
+namespace {
+
+/// A tensor partitioned by non-zeros (xy->~x) decides the blocks of the distributed loop
+/// over the dimension it partitions: its pieces, this run's data.
+void takeDataBlocks(spmd::Program& p, size_t t, const DistTensor& d) {
+  spmd::TensorUse& u = p.tensors[t];
+  u.dataPieces = d.allPieces();
+  if (!(u.grid == p.grid)) return;  // placed on another grid: fetched as it lies (dense only)
+  const DistributionStatement& st = d.distribution().levels()[0];
+  for (int gd = 0; gd < p.grid.order(); gd++) {
+    const MachineDim& m = st.machine[static_cast<size_t>(gd)];
+    if (m.kind != MachineDim::Kind::Partition || !m.nonZeros) continue;
+    const int space = u.dimSpace[static_cast<size_t>(m.tensorDim)];
+    std::vector<Extent> blocks(static_cast<size_t>(p.grid.dim(gd)));
+    for (int q = 0; q < p.grid.size(); q++)
+      if (const auto& box = u.dataPieces[static_cast<size_t>(q)])
+        blocks[static_cast<size_t>(p.grid.coordOf(q)[static_cast<size_t>(gd)])] = (*box)[static_cast<size_t>(m.tensorDim)];
+    for (spmd::SplitStep& step : p.spaces[static_cast<size_t>(space)].chain) {
+      if (step.loop >= p.distributedLoops || p.loops[static_cast<size_t>(step.loop)].gridDim != gd) continue;
+      if (!step.dataBlocks.empty() && step.dataBlocks != blocks)
+        throw ScheduleError("tensors partition " + p.spaces[static_cast<size_t>(space)].name +
+                            " by their non-zeros differently; the distributed loop can follow one of them");
+      step.dataBlocks = blocks;
+    }
+  }
+}
+
+}  // namespace
+
 DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) const {
-  const spmd::Program& p = impl_->program;
+  spmd::Program p = impl_->program;  // this run's data may decide blocks (below)
   std::vector<spmd::Piece> pieces(p.tensors.size());
   for (size_t t = 0; t < p.tensors.size(); t++) {
     const spmd::TensorUse& u = p.tensors[t];
@@ -123,6 +152,7 @@ DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) cons
     pieces[t].box = found->piece();
     pieces[t].data = const_cast<double*>(found->data());
     if (found->sparse()) pieces[t].sparse = &found->sparsePiece();
+    if (found->distribution().byNonZeros()) takeDataBlocks(p, t, *found);
   }
   spmd::ExecStats e = spmd::execute(p, *impl_->leaf, pieces);
   DistRunStats s;

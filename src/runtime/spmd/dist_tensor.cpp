@@ -21,6 +21,7 @@ struct DistTensor::Impl {
   std::vector<double> vals;
   std::optional<Format> format;  ///< sparse: the pieces' format
   TensorBase sparsePiece;
+  std::vector<std::optional<std::vector<Extent>>> dataPieces;  ///< by non-zeros: every rank's box
 };
 
 int worldRank() { return comm::rank(); }
@@ -121,6 +122,16 @@ const Format& DistTensor::sparsePieceFormat() const {
   return *impl_->format;
 }
 
+std::vector<std::optional<std::vector<Extent>>> DistTensor::allPieces() const {
+  if (impl_->distribution.byNonZeros()) {
+    if (impl_->dataPieces.empty())
+      throw UserError("tensor " + impl_->name + " (" + impl_->distribution.str() +
+                      "): its pieces follow its non-zeros: place them with setFromCoo first");
+    return impl_->dataPieces;
+  }
+  return spmd::piecesOf(spmd::TensorUse{"", false, {}, impl_->dims, -1, impl_->grid, impl_->distribution});
+}
+
 const std::string& DistTensor::name() const { return impl_->name; }
 const std::vector<int64_t>& DistTensor::dims() const { return impl_->dims; }
 const Distribution& DistTensor::distribution() const { return impl_->distribution; }
@@ -155,6 +166,8 @@ void DistTensor::setFromCoo(const CooData& global) {
     auto pieces = spmd::sparsePieces(whole, impl_->distribution, impl_->grid, me);
     impl_->piece = pieces[static_cast<size_t>(me)].box;
     impl_->sparsePiece = pieces[static_cast<size_t>(me)].tensor;
+    impl_->dataPieces.clear();
+    for (const spmd::SparsePiece& p : pieces) impl_->dataPieces.push_back(p.box);
     return;
   }
   std::fill(impl_->vals.begin(), impl_->vals.end(), 0.0);

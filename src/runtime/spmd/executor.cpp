@@ -15,6 +15,7 @@
 namespace tessel::spmd {
 
 std::vector<std::optional<Box>> piecesOf(const TensorUse& t) {
+  if (!t.dataPieces.empty()) return t.dataPieces;
   std::vector<std::optional<Box>> out;
   for (int q = 0; q < t.grid.size(); q++) {
     if (!t.distribution.defined()) {

@@ -12,7 +12,10 @@ Extent rangeAt(const Program& p, int space, int level, const std::vector<int64_t
   for (const SplitStep& st : s.chain) {
     if (st.loop > level) break;  // chains are in loop order (checked by the lowering)
     int64_t b = values.at(static_cast<size_t>(st.loop));
-    if (st.divide) {
+    if (!st.dataBlocks.empty()) {
+      const Extent& d = st.dataBlocks.at(static_cast<size_t>(b));
+      r = Extent{std::max(r.lo, d.lo), std::max(std::max(r.lo, d.lo), std::min(r.hi, d.hi))};
+    } else if (st.divide) {
       Extent piece = blockOf(r.size(), static_cast<int>(st.amount), static_cast<int>(b));
       r = Extent{r.lo + piece.lo, r.lo + piece.hi};
     } else {

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,9 @@ struct SplitStep {
   int loop = -1;
   bool divide = true;
   int64_t amount = 1;
+  /// Set per run when a tensor partitioned by non-zeros (xy->~x) decides the blocks:
+  /// block b is dataBlocks[b] (absolute coordinates) instead of an equal division.
+  std::vector<Extent> dataBlocks;
 };
 
 /// An index variable of the assignment: its extent and the splits the outer loops make.
@@ -54,6 +58,9 @@ struct TensorUse {
   Grid grid;                  ///< the grid its distribution refers to
   Distribution distribution;  ///< none: replicated on every rank
   bool sparse = false;        ///< its pieces are sparse tensors (never copied: owner computes)
+  /// Per rank, its piece's box, when the data decides them (a partition by non-zeros);
+  /// empty: from the distribution.
+  std::vector<std::optional<std::vector<Extent>>> dataPieces;
 };
 
 /// A leaf computed by BLAS: out(X, Y) (+)= a(X|K) * b(K|Y), groups of adjacent dimensions.
