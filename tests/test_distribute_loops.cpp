@@ -438,10 +438,17 @@ TEST(DistributedKernelOneRank, SparseOperandsRunOwnerComputesAndSayWhatIsNotBuil
       ->run({a, nz, c});
   CooData again = a.gather();
   EXPECT_EQ(again.values, got.values);
-  // Not built yet, said plainly: kernels over fused partitions, sparse outputs, dgemm leaves.
+  // Non-zeros fused across rows, SpDISTAL's schedule: the same answer.
   DistTensor fused("B", {3, 4}, "(xy)->~f", m.grid, Format::parse("ds"));
   fused.setFromCoo(b);
-  EXPECT_THROW(DistributedKernel::compile("a(i) = B(i,j) * c(j)", {a, fused, c}, m), DistributionError);
+  DistributedKernel::compile("a(i) = B(i,j) * c(j)", {a, fused, c}, m,
+                             "fuse(i,j,f),pos(f,fp,B),divide(fp,fo,fi,1),distribute(fo),communicate({a,B,c},fo)")
+      ->run({a, fused, c});
+  EXPECT_EQ(a.gather().values, got.values);
+  // A fusion left without its pos and divide is an error naming the command.
+  EXPECT_THROW(DistributedKernel::compile("a(i) = B(i,j) * c(j)", {a, fused, c}, m, "fuse(i,j,f),distribute(f)"),
+               ScheduleError);
+  // Not built yet, said plainly: sparse outputs, dgemm leaves.
   DistTensor S("S", {3, 4}, "xy->x", m.grid, Format::parse("ds"));
   EXPECT_THROW(DistributedKernel::compile("S(i,j) = B(i,j)", {S, B}, m), NotationError);
   EXPECT_THROW(DistTensor("D", {3, 4}, "xy->~x", m.grid, Format::parse("dd")), DistributionError);

@@ -69,10 +69,6 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
         if (u.output)
           throw NotationError("output " + u.name + " is sparse: distributed sparse outputs are not built yet "
                               "(make it dense)");
-        if (t.distribution().byNonZeros() && t.distribution().levels()[0].fused)
-          throw DistributionError("tensor " + u.name + " (" + t.distribution().str() +
-                                  "): kernels over fused non-zero partitions are not built yet; its pieces "
-                                  "and `tessel plot -d` are (issue 29)");
         u.sparse = true;
       }
   if (im.program.gemm) {
@@ -121,11 +117,14 @@ void takeDataBlocks(spmd::Program& p, size_t t, const DistTensor& d) {
   for (int gd = 0; gd < p.grid.order(); gd++) {
     const MachineDim& m = st.machine[static_cast<size_t>(gd)];
     if (m.kind != MachineDim::Kind::Partition || !m.nonZeros) continue;
-    const int space = u.dimSpace[static_cast<size_t>(m.tensorDim)];
+    // By non-zeros along one dimension (~x): its blocks. Fused ((xy)->~f): the rows of the
+    // leading dimension each piece spans (neighbours may share one: both add into it).
+    const int dim = m.tensorDim == MachineDim::kFused ? 0 : m.tensorDim;
+    const int space = u.dimSpace[static_cast<size_t>(dim)];
     std::vector<Extent> blocks(static_cast<size_t>(p.grid.dim(gd)));
     for (int q = 0; q < p.grid.size(); q++)
       if (const auto& box = u.dataPieces[static_cast<size_t>(q)])
-        blocks[static_cast<size_t>(p.grid.coordOf(q)[static_cast<size_t>(gd)])] = (*box)[static_cast<size_t>(m.tensorDim)];
+        blocks[static_cast<size_t>(p.grid.coordOf(q)[static_cast<size_t>(gd)])] = (*box)[static_cast<size_t>(dim)];
     for (spmd::SplitStep& step : p.spaces[static_cast<size_t>(space)].chain) {
       if (step.loop >= p.distributedLoops || p.loops[static_cast<size_t>(step.loop)].gridDim != gd) continue;
       if (!step.dataBlocks.empty() && step.dataBlocks != blocks)

@@ -76,9 +76,37 @@ class DistScheduler {
     cmd_ = &c;
     const std::string& n = c.name;
     std::vector<std::string> args = groupBraces(c.args);
-    if (n == "split" || n == "divide") {
+    if ((n == "split" || n == "divide") && fusedPos_ && args.size() == 4 && args[0] == fusedPos_->pos) {
+      // SpDISTAL's non-zero split: fuse(i,j,f),pos(f,fp,B),divide(fp,fo,fi,P). The blocks of
+      // B's positions are its pieces under (xy)->~f, so the loop over the leading fused
+      // variable is divided, and each run takes the rows each piece spans from the data
+      // (the other fused variables run whole inside a piece).
+      if (n != "divide") fail("split the non-zeros of " + fusedPos_->tensor + " into pieces with divide(" +
+                              fusedPos_->pos + ",..,..,P)");
+      splitLoop(fusedPos_->vars[0], args[1], args[2], true, number(args[3]));
+      fusedPos_.reset();
+    } else if (n == "split" || n == "divide") {
       arity(args, 4);
       splitLoop(args[0], args[1], args[2], n == "divide", number(args[3]));
+    } else if (n == "fuse" && !leafStarted_) {
+      if (args.size() < 3) fail("fuse needs the loops to fuse and the fused loop's name");
+      fuse_ = std::vector<std::string>(args.begin(), args.end() - 1);
+      fuseName_ = args.back();
+      for (const std::string& v : *fuse_) {
+        loop(v);
+        if (vars_.at(v).outer || innermost_[static_cast<size_t>(vars_.at(v).space)] != v)
+          fail(v + " is split; fuse the loops of index variables before splitting them");
+      }
+      auto at = std::find(order_.begin(), order_.end(), (*fuse_)[0]);
+      for (size_t k = 0; k < fuse_->size(); k++)
+        if (at + static_cast<long>(k) == order_.end() || *(at + static_cast<long>(k)) != (*fuse_)[k])
+          fail("the fused loops must be adjacent, in this order (loops: " + join(order_) + ")");
+      fresh(fuseName_);
+    } else if (n == "pos" && fuse_ && args.size() == 3 && args[0] == fuseName_) {
+      if (!tensorNames_.count(args[2])) fail("'" + args[2] + "' is not a tensor of the assignment");
+      fresh(args[1]);
+      fusedPos_ = FusedPos{*fuse_, args[1], args[2]};
+      fuse_.reset();
     } else if (n == "reorder") {
       if (args.size() < 2) fail("reorder needs at least two loops");
       reorder(args);
@@ -105,6 +133,7 @@ class DistScheduler {
       substitute_ = listOf(args[0]);
       substituteText_ = c.text;
     } else if (n == "parallelize" || n == "unroll" || n == "bound" || n == "pos" || n == "fuse" || n == "precompute") {
+      leafStarted_ = true;
       leafCommands_.push_back(c);
     } else {
       fail("unknown command '" + n +
@@ -114,6 +143,13 @@ class DistScheduler {
   }
 
   spmd::Program finish(const std::map<std::string, Placement>& placement);
+  /// A fuse(...) or pos(f, ...) at the distributed level left without its divide.
+  void requireFusionDone() const {
+    if (fuse_) fail("fuse(" + join(*fuse_) + "," + fuseName_ + ") at the distributed level needs pos(" + fuseName_ +
+                    ",fp,T) and divide(fp,fo,fi,P) after it");
+    if (fusedPos_) fail("pos(..," + fusedPos_->pos + "," + fusedPos_->tensor + ") needs divide(" + fusedPos_->pos +
+                        ",fo,fi,P) after it");
+  }
 
  private:
   [[noreturn]] void fail(const std::string& why) const {
@@ -264,6 +300,14 @@ class DistScheduler {
   std::optional<std::vector<std::string>> substitute_;
   std::string substituteText_;
   std::vector<ScheduleText> leafCommands_;
+  bool leafStarted_ = false;  ///< a leaf command came: fuse/pos after it are the leaf's
+  std::optional<std::vector<std::string>> fuse_;  ///< fuse(i,j,f) awaiting its pos
+  std::string fuseName_;
+  struct FusedPos {
+    std::vector<std::string> vars;
+    std::string pos, tensor;
+  };
+  std::optional<FusedPos> fusedPos_;  ///< pos(f,fp,B) awaiting its divide
 };
 
 /// Top-level terms of the right-hand side (explicit reductions), with their signs.
@@ -629,6 +673,7 @@ spmd::Program distributeLoops(const Assignment& a, const std::string& schedule, 
                         std::to_string(kMaxScheduleCommands) + " are allowed");
   DistScheduler s(a, m);
   for (const ScheduleText& c : commands) s.apply(c);
+  s.requireFusionDone();
   return s.finish(placement);
 }
 
