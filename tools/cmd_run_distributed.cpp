@@ -95,6 +95,24 @@ std::pair<Distribution, Grid> placementOf(const std::string& name, int order, co
   return {Distribution::parse(letters + "->a"), Grid(m.grid.size())};
 }
 
+/// The format of an input's pieces when they are sparse (SpDISTAL): the -f format when it
+/// has a sparse level; else, for a matrix or higher-order input that is sparse (fewer
+/// entries than its volume) or distributed by non-zeros, the tool's default (dense rows,
+/// compressed below: CSR for a matrix). Nothing: dense pieces (-f NAME:dd forces them).
+std::optional<Format> sparseFormatOf(const TensorUse& u, const ExpressionArgs& args, const CooData& data,
+                                     const Distribution& dist) {
+  if (args.formats.count(u.name)) {
+    const Format& f = args.formats.at(u.name);
+    if (f.isAllDense()) return std::nullopt;
+    return f;
+  }
+  if (u.order < 2) return std::nullopt;
+  long double volume = 1;
+  for (int64_t n : data.dims) volume *= static_cast<long double>(n);
+  if (!dist.byNonZeros() && static_cast<long double>(data.nnz()) >= volume) return std::nullopt;
+  return Format::parse("d" + std::string(static_cast<size_t>(u.order - 1), 's'));
+}
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -132,7 +150,13 @@ void reportCommStats(const DistRunStats& s, const Machine& m) {
 void checkDistributed(const std::string& expr, const std::map<std::string, CooData>& inputs, const CooData& result) {
   std::map<std::string, TensorBase> tensors;
   for (const auto& [name, coo] : inputs) {
-    TensorBase t(name, Datatype::Float64, coo.dims, DenseFormat(coo.order()));
+    long double volume = 1;
+    for (int64_t n : coo.dims) volume *= static_cast<long double>(n);
+    // Sparse inputs stay sparse for the reference (a dense copy of a large matrix is not).
+    const bool sparse = coo.order() >= 2 && static_cast<long double>(coo.nnz()) < volume;
+    TensorBase t(name, Datatype::Float64, coo.dims,
+                 sparse ? Format::parse("d" + std::string(static_cast<size_t>(coo.order() - 1), 's'))
+                        : DenseFormat(coo.order()));
     t.setFromCoo(coo);
     tensors.emplace(name, t);
   }
@@ -165,8 +189,8 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (const TensorUse& u : args.uses) {
         if (args.typeOf(u) != Datatype::Float64)
           throw UsageError("-t " + u.name + ": distributed tensors are float64 in this version");
-        if (args.formats.count(u.name) && !args.formats.at(u.name).isAllDense())
-          throw UsageError("-f " + u.name + ": distributed tensors are dense in this version (the sparse ones come with SpDISTAL)");
+        if (u.isOutput && args.formats.count(u.name) && !args.formats.at(u.name).isAllDense())
+          throw UsageError("-f " + u.name + ": distributed outputs are dense in this version");
       }
       std::map<std::string, std::string> dists;
       for (const std::string& d : opt.distributions) {
@@ -205,7 +229,9 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (const TensorUse& u : args.uses) {
         const std::vector<int64_t>& dims = u.isOutput ? outDims : inputs.at(u.name).dims;
         auto [dist, grid] = placementOf(u.name, u.order, machine, dists);
-        DistTensor t(u.name, dims, dist, grid);
+        std::optional<Format> sparse = u.isOutput ? std::nullopt : sparseFormatOf(u, args, inputs.at(u.name), dist);
+        DistTensor t = sparse ? DistTensor(u.name, dims, dist.defined() ? dist.str() : "", grid, *sparse)
+                              : DistTensor(u.name, dims, dist, grid);
         if (!u.isOutput) t.setFromCoo(inputs.at(u.name));
         tensors.push_back(t);
       }

@@ -50,6 +50,71 @@ struct CompileLeaves {
 
 }  // namespace
 
+namespace {
+
+/// A tensor partitioned by non-zeros (xy->~x) decides the blocks of the distributed loop
+/// over the dimension it partitions: its pieces, this run's data.
+void takeDataBlocks(spmd::Program& p, size_t t, const DistTensor& d) {
+  spmd::TensorUse& u = p.tensors[t];
+  u.dataPieces = d.allPieces();
+  if (!(u.grid == p.grid)) return;  // placed on another grid: fetched as it lies (dense only)
+  const DistributionStatement& st = d.distribution().levels()[0];
+  for (int gd = 0; gd < p.grid.order(); gd++) {
+    const MachineDim& m = st.machine[static_cast<size_t>(gd)];
+    if (m.kind != MachineDim::Kind::Partition || !m.nonZeros) continue;
+    // By non-zeros along one dimension (~x): its blocks. Fused ((xy)->~f): the rows of the
+    // leading dimension each piece spans (neighbours may share one: both add into it).
+    const int dim = m.tensorDim == MachineDim::kFused ? 0 : m.tensorDim;
+    const int space = u.dimSpace[static_cast<size_t>(dim)];
+    std::vector<Extent> blocks(static_cast<size_t>(p.grid.dim(gd)));
+    for (int q = 0; q < p.grid.size(); q++)
+      if (const auto& box = u.dataPieces[static_cast<size_t>(q)])
+        blocks[static_cast<size_t>(p.grid.coordOf(q)[static_cast<size_t>(gd)])] = (*box)[static_cast<size_t>(dim)];
+    for (spmd::SplitStep& step : p.spaces[static_cast<size_t>(space)].chain) {
+      if (step.loop >= p.distributedLoops || p.loops[static_cast<size_t>(step.loop)].gridDim != gd) continue;
+      if (!step.dataBlocks.empty() && step.dataBlocks != blocks)
+        throw ScheduleError("tensors partition " + p.spaces[static_cast<size_t>(space)].name +
+                            " by their non-zeros differently; the distributed loop can follow one of them");
+      step.dataBlocks = blocks;
+    }
+  }
+}
+
+
+/// Sparse tensors are not moved: every rank's box at the tensor's communicate level (at
+/// the first step) must be the piece it holds. Checked when compiling, so the error is
+/// one line agreed by all ranks, not a failure mid-run.
+void requireSparseOwnerComputes(const spmd::Program& p) {
+  for (size_t t = 0; t < p.tensors.size(); t++) {
+    const spmd::TensorUse& u = p.tensors[t];
+    if (!u.sparse) continue;
+    if (u.level >= p.distributedLoops)
+      throw ScheduleError("sparse tensor " + u.name + " is communicated at the step loop " +
+                          p.loops[static_cast<size_t>(u.level)].name +
+                          "; sparse operands are not fetched yet: communicate it at a distributed loop");
+    auto pieces = spmd::piecesOf(u);
+    for (int q = 0; q < p.grid.size(); q++) {
+      std::vector<int64_t> values(p.loops.size(), 0);
+      std::vector<int> coord = p.grid.coordOf(q);
+      for (size_t l = 0; l < p.loops.size(); l++)
+        values[l] = static_cast<int>(l) < p.distributedLoops
+                        ? coord.at(static_cast<size_t>(p.loops[l].gridDim))
+                        : spmd::blockIndex(p, static_cast<int>(l), 0, values);
+      std::vector<Extent> need = spmd::boxAt(p, static_cast<int>(t), u.level, values);
+      bool empty = false;
+      for (const Extent& e : need) empty |= e.size() == 0;
+      if (empty) continue;
+      if (!pieces[static_cast<size_t>(q)] || *pieces[static_cast<size_t>(q)] != need)
+        throw ScheduleError("sparse tensor " + u.name + ": rank " + std::to_string(q) +
+                            "'s iterations need another block of it than the piece it holds; sparse operands "
+                            "are not fetched from other ranks yet, so distribute the loops as " + u.name +
+                            " is distributed (owner computes) and communicate it at the distributed loop");
+    }
+  }
+}
+
+}  // namespace
+
 std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string& expr, const std::vector<DistTensor>& tensors,
                                                               const Machine& machine, const std::string& schedule) {
   machine.checkRanks();
@@ -71,6 +136,20 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
                               "(make it dense)");
         u.sparse = true;
       }
+  {  // with the data placed now (its pieces by non-zeros decide blocks)
+    spmd::Program check = im.program;
+    bool placed = true;
+    for (size_t t = 0; t < check.tensors.size(); t++)
+      for (const DistTensor& d : tensors)
+        if (d.name() == check.tensors[t].name && d.distribution().byNonZeros()) {
+          try {
+            takeDataBlocks(check, t, d);
+          } catch (const UserError&) {
+            placed = false;  // not placed yet: the run checks
+          }
+        }
+    if (placed) requireSparseOwnerComputes(check);
+  }
   if (im.program.gemm) {
     for (const spmd::TensorUse& u : im.program.tensors)
       if (u.sparse) throw ScheduleError("substitute(..., blas): " + u.name + " is sparse, and dgemm takes dense blocks");
@@ -105,38 +184,6 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
   return k;
 }
 
-namespace {
-
-/// A tensor partitioned by non-zeros (xy->~x) decides the blocks of the distributed loop
-/// over the dimension it partitions: its pieces, this run's data.
-void takeDataBlocks(spmd::Program& p, size_t t, const DistTensor& d) {
-  spmd::TensorUse& u = p.tensors[t];
-  u.dataPieces = d.allPieces();
-  if (!(u.grid == p.grid)) return;  // placed on another grid: fetched as it lies (dense only)
-  const DistributionStatement& st = d.distribution().levels()[0];
-  for (int gd = 0; gd < p.grid.order(); gd++) {
-    const MachineDim& m = st.machine[static_cast<size_t>(gd)];
-    if (m.kind != MachineDim::Kind::Partition || !m.nonZeros) continue;
-    // By non-zeros along one dimension (~x): its blocks. Fused ((xy)->~f): the rows of the
-    // leading dimension each piece spans (neighbours may share one: both add into it).
-    const int dim = m.tensorDim == MachineDim::kFused ? 0 : m.tensorDim;
-    const int space = u.dimSpace[static_cast<size_t>(dim)];
-    std::vector<Extent> blocks(static_cast<size_t>(p.grid.dim(gd)));
-    for (int q = 0; q < p.grid.size(); q++)
-      if (const auto& box = u.dataPieces[static_cast<size_t>(q)])
-        blocks[static_cast<size_t>(p.grid.coordOf(q)[static_cast<size_t>(gd)])] = (*box)[static_cast<size_t>(dim)];
-    for (spmd::SplitStep& step : p.spaces[static_cast<size_t>(space)].chain) {
-      if (step.loop >= p.distributedLoops || p.loops[static_cast<size_t>(step.loop)].gridDim != gd) continue;
-      if (!step.dataBlocks.empty() && step.dataBlocks != blocks)
-        throw ScheduleError("tensors partition " + p.spaces[static_cast<size_t>(space)].name +
-                            " by their non-zeros differently; the distributed loop can follow one of them");
-      step.dataBlocks = blocks;
-    }
-  }
-}
-
-}  // namespace
-
 DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) const {
   spmd::Program p = impl_->program;  // this run's data may decide blocks (below)
   std::vector<spmd::Piece> pieces(p.tensors.size());
@@ -153,6 +200,7 @@ DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) cons
     if (found->sparse()) pieces[t].sparse = &found->sparsePiece();
     if (found->distribution().byNonZeros()) takeDataBlocks(p, t, *found);
   }
+  requireSparseOwnerComputes(p);
   spmd::ExecStats e = spmd::execute(p, *impl_->leaf, pieces);
   DistRunStats s;
   s.seconds = comm::maxOver(e.seconds);

@@ -54,6 +54,10 @@ DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, Distribution
   for (int64_t n : dims)
     if (n < 0) throw DimensionError("tensor " + name + ": negative dimension " + std::to_string(n));
   if (distribution.defined()) distribution.check(name, static_cast<int>(dims.size()), grid);
+  if (distribution.byNonZeros())
+    throw DistributionError("distribution of " + name + " (" + distribution.str() +
+                            "): a partition by non-zeros needs a sparse level, and every level of " + name +
+                            " is dense (all its entries are stored): partition by coordinates instead (drop the ~)");
   impl_->name = std::move(name);
   impl_->dims = std::move(dims);
   impl_->distribution = std::move(distribution);
