@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "example_check.h"
 #include "tessel/distributed.h"
 #include "tessel/error.h"
 #include "tessel/generate.h"
@@ -25,26 +26,7 @@ namespace {
 
 double factor(int64_t r, int64_t l, int salt) { return static_cast<double>((r * 7 + l * 3 + salt) % 11) / 4.0 - 1.0; }
 
-std::vector<double> dense(const CooData& t) {
-  int64_t n = 1;
-  for (int64_t d : t.dims) n *= d;
-  std::vector<double> out(static_cast<size_t>(n), 0.0);
-  for (int64_t e = 0; e < t.nnz(); e++) {
-    int64_t at = 0;
-    for (size_t d = 0; d < t.dims.size(); d++) at = at * t.dims[d] + t.coords[static_cast<size_t>(e) * t.dims.size() + d];
-    out[static_cast<size_t>(at)] = t.values[static_cast<size_t>(e)];
-  }
-  return out;
-}
 
-bool close(const std::vector<double>& have, const std::vector<double>& want, const std::string& what) {
-  for (size_t e = 0; e < want.size(); e++)
-    if (std::abs(have[e] - want[e]) > 1e-9 * (1 + std::abs(want[e]))) {
-      std::printf("%s WRONG at %zu: %.17g, expected %.17g\n", what.c_str(), e, have[e], want[e]);
-      return false;
-    }
-  return true;
-}
 
 bool runOn(const std::string& what, const CooData& b, int64_t L) {
   const Machine m = Machine::world();
@@ -77,7 +59,7 @@ bool runOn(const std::string& what, const CooData& b, int64_t L) {
       ttvWant[static_cast<size_t>(i * J + j)] += v * factor(k, 0, 1);
       for (int64_t l = 0; l < L; l++) mWant[static_cast<size_t>(i * L + l)] += v * factor(j, l, 2) * factor(k, l, 3);
     }
-    ok = close(dense(gotTtv), ttvWant, what + " spttv") && close(dense(gotM), mWant, what + " spmttkrp");
+    ok = example::allClose(example::denseOf(gotTtv), ttvWant, what + " spttv") && example::allClose(example::denseOf(gotM), mWant, what + " spmttkrp");
     if (ok)
       std::printf("%-24s OK  %lldx%lldx%lld, %lld nnz on %d ranks: spttv %.3f ms, spmttkrp(%lld) %.3f ms\n", what.c_str(),
                   static_cast<long long>(I), static_cast<long long>(J), static_cast<long long>(K),

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "example_check.h"
 #include "tessel/distributed.h"
 #include "tessel/error.h"
 #include "tessel/generate.h"
@@ -23,26 +24,7 @@ namespace {
 
 double xValue(int64_t j, int64_t col) { return static_cast<double>((j * 13 + col * 7) % 17) / 8.0 - 1.0; }
 
-bool close(const std::vector<double>& have, const std::vector<double>& want, const std::string& what) {
-  for (size_t e = 0; e < want.size(); e++)
-    if (std::abs(have[e] - want[e]) > 1e-9 * (1 + std::abs(want[e]))) {
-      std::printf("%s WRONG at %zu: %.17g, expected %.17g\n", what.c_str(), e, have[e], want[e]);
-      return false;
-    }
-  return true;
-}
 
-std::vector<double> dense(const CooData& t) {
-  int64_t n = 1;
-  for (int64_t d : t.dims) n *= d;
-  std::vector<double> out(static_cast<size_t>(n), 0.0);
-  for (int64_t e = 0; e < t.nnz(); e++) {
-    int64_t at = 0;
-    for (size_t d = 0; d < t.dims.size(); d++) at = at * t.dims[d] + t.coords[static_cast<size_t>(e) * t.dims.size() + d];
-    out[static_cast<size_t>(at)] = t.values[static_cast<size_t>(e)];
-  }
-  return out;
-}
 
 /// SpMV and SpMM (K columns) on B; false when wrong. Collective.
 bool runOn(const std::string& what, const CooData& b, int64_t K) {
@@ -108,8 +90,8 @@ bool runOn(const std::string& what, const CooData& b, int64_t K) {
       y[static_cast<size_t>(i)] += b.values[static_cast<size_t>(e)] * xValue(j, 0);
       for (int64_t k = 0; k < K; k++) Y[static_cast<size_t>(i * K + k)] += b.values[static_cast<size_t>(e)] * xValue(j, k);
     }
-    ok = close(dense(gotA), y, what + " spmv") && close(dense(gotMM), Y, what + " spmm") &&
-         close(dense(gotNz), y, what + " spmv by non-zeros") && close(dense(gotF), y, what + " spmv fused non-zeros");
+    ok = example::allClose(example::denseOf(gotA), y, what + " spmv") && example::allClose(example::denseOf(gotMM), Y, what + " spmm") &&
+         example::allClose(example::denseOf(gotNz), y, what + " spmv by non-zeros") && example::allClose(example::denseOf(gotF), y, what + " spmv fused non-zeros");
     if (ok)
       std::printf("%-28s OK  %lld x %lld, %lld nnz on %d ranks: spmv %.3f ms, spmm(%lld) %.3f ms, spmv ~x %.3f ms "
                   "(most non-zeros on a rank: %lld), spmv ~f %.3f ms\n",

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "example_check.h"
 #include "tessel/distributed.h"
 #include "tessel/error.h"
 
@@ -30,26 +31,7 @@ double value(const std::vector<int64_t>& c, int salt) {
   return static_cast<double>(h % 17) / 8.0 - 1.0;
 }
 
-std::vector<double> dense(const CooData& t) {
-  int64_t total = 1;
-  for (int64_t d : t.dims) total *= d;
-  std::vector<double> out(static_cast<size_t>(total), 0.0);
-  for (size_t e = 0; e < t.values.size(); e++) {
-    int64_t at = 0;
-    for (size_t d = 0; d < t.dims.size(); d++) at = at * t.dims[d] + t.coords[e * t.dims.size() + d];
-    out[static_cast<size_t>(at)] = t.values[e];
-  }
-  return out;
-}
 
-bool same(const std::string& what, const std::vector<double>& have, const std::vector<double>& want) {
-  for (size_t e = 0; e < want.size(); e++)
-    if (std::abs(have[e] - want[e]) > 1e-9 * (1 + std::abs(want[e]))) {
-      std::printf("%-7s WRONG at entry %zu: %g, expected %g\n", what.c_str(), e, have[e], want[e]);
-      return false;
-    }
-  return true;
-}
 
 void report(const std::string& what, const DistRunStats& s, double flops) {
   int64_t words = 0;
@@ -90,7 +72,7 @@ bool runOne(const std::string& what, int64_t n, int64_t l) {
           for (int64_t k = 0; k < n; k++) aij += b(i, j, k) * value({k}, 2);
           want[static_cast<size_t>(i)] += aij * value({j}, 3);
         }
-      ok = same(what, dense(got), want);
+      ok = example::allClose(example::denseOf(got), want, what);
       if (ok) report(what, s, 2.0 * n * n * n);
     }
   } else if (what == "inner") {
@@ -103,7 +85,7 @@ bool runOne(const std::string& what, int64_t n, int64_t l) {
       for (int64_t i = 0; i < n; i++)
         for (int64_t j = 0; j < n; j++)
           for (int64_t k = 0; k < n; k++) sum += b(i, j, k) * value({i, j, k}, 4);
-      ok = same(what, {got.values.empty() ? 0.0 : got.values[0]}, {sum});
+      ok = example::allClose({got.values.empty() ? 0.0 : got.values[0]}, {sum}, what);
       if (ok) report(what, s, 2.0 * n * n * n);
     }
   } else if (what == "ttm") {
@@ -118,7 +100,7 @@ bool runOne(const std::string& what, int64_t n, int64_t l) {
         for (int64_t j = 0; j < n; j++)
           for (int64_t k = 0; k < n; k++)
             for (int64_t x = 0; x < l; x++) want[static_cast<size_t>((i * n + j) * l + x)] += b(i, j, k) * value({k, x}, 5);
-      ok = same(what, dense(got), want);
+      ok = example::allClose(example::denseOf(got), want, what);
       if (ok) report(what, s, 2.0 * n * n * n * l);
     }
   } else if (what == "mttkrp") {
@@ -134,7 +116,7 @@ bool runOne(const std::string& what, int64_t n, int64_t l) {
           for (int64_t k = 0; k < n; k++)
             for (int64_t x = 0; x < l; x++)
               want[static_cast<size_t>(i * l + x)] += b(i, j, k) * value({j, x}, 6) * value({k, x}, 7);
-      ok = same(what, dense(got), want);
+      ok = example::allClose(example::denseOf(got), want, what);
       if (ok) report(what, s, 3.0 * n * n * n * l);
     }
   } else {

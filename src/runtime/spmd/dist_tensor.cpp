@@ -24,6 +24,23 @@ struct DistTensor::Impl {
   std::vector<std::optional<std::vector<Extent>>> dataPieces;  ///< by non-zeros: every rank's box
 };
 
+namespace {
+/// A tensor's name, dims and grid, checked (dims >= 0, the grid has the running ranks).
+std::shared_ptr<DistTensor::Impl> placed(std::string name, std::vector<int64_t> dims, Grid grid) {
+  for (int64_t n : dims)
+    if (n < 0) throw DimensionError("tensor " + name + ": negative dimension " + std::to_string(n));
+  if (grid.size() != comm::size())
+    throw DistributionError("tensor " + name + " is placed on a " + grid.str() + " grid of " +
+                            std::to_string(grid.size()) + " ranks, but " + std::to_string(comm::size()) +
+                            " are running");
+  auto impl = std::make_shared<DistTensor::Impl>();
+  impl->name = std::move(name);
+  impl->dims = std::move(dims);
+  impl->grid = std::move(grid);
+  return impl;
+}
+}  // namespace
+
 int worldRank() { return comm::rank(); }
 int worldSize() { return comm::size(); }
 void finalizeDistributed() { comm::finalize(); }
@@ -50,22 +67,13 @@ DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, const std::s
                  std::move(grid)) {}
 
 DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, Distribution distribution, Grid grid)
-    : impl_(std::make_shared<Impl>()) {
-  for (int64_t n : dims)
-    if (n < 0) throw DimensionError("tensor " + name + ": negative dimension " + std::to_string(n));
-  if (distribution.defined()) distribution.check(name, static_cast<int>(dims.size()), grid);
+    : impl_(placed(std::move(name), std::move(dims), std::move(grid))) {
+  if (distribution.defined()) distribution.check(impl_->name, static_cast<int>(impl_->dims.size()), impl_->grid);
   if (distribution.byNonZeros())
-    throw DistributionError("distribution of " + name + " (" + distribution.str() +
-                            "): a partition by non-zeros needs a sparse level, and every level of " + name +
+    throw DistributionError("distribution of " + impl_->name + " (" + distribution.str() +
+                            "): a partition by non-zeros needs a sparse level, and every level of " + impl_->name +
                             " is dense (all its entries are stored): partition by coordinates instead (drop the ~)");
-  impl_->name = std::move(name);
-  impl_->dims = std::move(dims);
   impl_->distribution = std::move(distribution);
-  impl_->grid = std::move(grid);
-  if (impl_->grid.size() != comm::size())
-    throw DistributionError("tensor " + impl_->name + " is placed on a " + impl_->grid.str() + " grid of " +
-                            std::to_string(impl_->grid.size()) + " ranks, but " + std::to_string(comm::size()) +
-                            " are running");
   spmd::TensorUse u;
   u.dims = impl_->dims;
   u.grid = impl_->grid;
@@ -80,16 +88,7 @@ DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, Distribution
 
 DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, const std::string& distribution, Grid grid,
                        Format format)
-    : impl_(std::make_shared<Impl>()) {
-  for (int64_t n : dims)
-    if (n < 0) throw DimensionError("tensor " + name + ": negative dimension " + std::to_string(n));
-  impl_->name = std::move(name);
-  impl_->dims = std::move(dims);
-  impl_->grid = std::move(grid);
-  if (impl_->grid.size() != comm::size())
-    throw DistributionError("tensor " + impl_->name + " is placed on a " + impl_->grid.str() + " grid of " +
-                            std::to_string(impl_->grid.size()) + " ranks, but " + std::to_string(comm::size()) +
-                            " are running");
+    : impl_(placed(std::move(name), std::move(dims), std::move(grid))) {
   if (format.order() != static_cast<int>(impl_->dims.size()))
     throw FormatError("tensor " + impl_->name + ": format " + format.str() + " has " + std::to_string(format.order()) +
                       " levels, and the tensor " + std::to_string(impl_->dims.size()) + " dimensions");
