@@ -1,6 +1,7 @@
 // DistributedKernel: the distributed lowering, the leaf kernels (compiled once per node),
 // and runs through the SPMD executor.
 #include <map>
+#include <optional>
 
 #include "driver/pipeline.h"
 #include "lower/distribute_loops.h"
@@ -81,6 +82,30 @@ void takeDataBlocks(spmd::Program& p, size_t t, const DistTensor& d) {
 }
 
 
+/// The run's tensor for program tensor `u`: same name, dims and distribution as compiled.
+const DistTensor& tensorFor(const spmd::TensorUse& u, const std::vector<DistTensor>& tensors) {
+  const DistTensor* found = nullptr;
+  for (const DistTensor& d : tensors)
+    if (d.impl() && d.name() == u.name) found = &d;
+  if (!found) throw UserError("run: no tensor named " + u.name + " (the kernel was compiled for it)");
+  if (found->dims() != u.dims || !(found->grid() == u.grid) || found->distribution().str() != u.distribution.str())
+    throw UserError("run: tensor " + u.name + " has other dimensions or another distribution than compiled for");
+  return *found;
+}
+
+/// `p` with the blocks the tensors partitioned by non-zeros decide, or nothing when none
+/// is (the program as compiled serves). UserError when such a tensor is not placed yet.
+std::optional<spmd::Program> withDataBlocks(const spmd::Program& p, const std::vector<DistTensor>& tensors) {
+  std::optional<spmd::Program> out;
+  for (size_t t = 0; t < p.tensors.size(); t++) {
+    const DistTensor& d = tensorFor(p.tensors[t], tensors);
+    if (!d.distribution().byNonZeros()) continue;
+    if (!out) out = p;
+    takeDataBlocks(*out, t, d);
+  }
+  return out;
+}
+
 /// Sparse tensors are not moved: every rank's box at the tensor's communicate level (at
 /// the first step) must be the piece it holds. Checked when compiling, so the error is
 /// one line agreed by all ranks, not a failure mid-run.
@@ -136,19 +161,15 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
                               "(make it dense)");
         u.sparse = true;
       }
-  {  // with the data placed now (its pieces by non-zeros decide blocks)
-    spmd::Program check = im.program;
+  {  // with the data as placed now (pieces by non-zeros decide blocks; not placed yet: the run checks)
+    std::optional<spmd::Program> data;
     bool placed = true;
-    for (size_t t = 0; t < check.tensors.size(); t++)
-      for (const DistTensor& d : tensors)
-        if (d.name() == check.tensors[t].name && d.distribution().byNonZeros()) {
-          try {
-            takeDataBlocks(check, t, d);
-          } catch (const UserError&) {
-            placed = false;  // not placed yet: the run checks
-          }
-        }
-    if (placed) requireSparseOwnerComputes(check);
+    try {
+      data = withDataBlocks(im.program, tensors);
+    } catch (const UserError&) {
+      placed = false;
+    }
+    if (placed) requireSparseOwnerComputes(data ? *data : im.program);
   }
   if (im.program.gemm) {
     for (const spmd::TensorUse& u : im.program.tensors)
@@ -185,22 +206,18 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
 }
 
 DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) const {
-  spmd::Program p = impl_->program;  // this run's data may decide blocks (below)
+  // This run's data decides blocks when a tensor is partitioned by non-zeros; then its
+  // pieces are checked again (a partition by coordinates was checked when compiling).
+  const std::optional<spmd::Program> data = withDataBlocks(impl_->program, tensors);
+  const spmd::Program& p = data ? *data : impl_->program;
+  if (data) requireSparseOwnerComputes(p);
   std::vector<spmd::Piece> pieces(p.tensors.size());
   for (size_t t = 0; t < p.tensors.size(); t++) {
-    const spmd::TensorUse& u = p.tensors[t];
-    const DistTensor* found = nullptr;
-    for (const DistTensor& d : tensors)
-      if (d.impl() && d.name() == u.name) found = &d;
-    if (!found) throw UserError("run: no tensor named " + u.name + " (the kernel was compiled for it)");
-    if (found->dims() != u.dims || !(found->grid() == u.grid) || found->distribution().str() != u.distribution.str())
-      throw UserError("run: tensor " + u.name + " has other dimensions or another distribution than compiled for");
-    pieces[t].box = found->piece();
-    pieces[t].data = const_cast<double*>(found->data());
-    if (found->sparse()) pieces[t].sparse = &found->sparsePiece();
-    if (found->distribution().byNonZeros()) takeDataBlocks(p, t, *found);
+    const DistTensor& found = tensorFor(p.tensors[t], tensors);
+    pieces[t].box = found.piece();
+    pieces[t].data = const_cast<double*>(found.data());
+    if (found.sparse()) pieces[t].sparse = &found.sparsePiece();
   }
-  requireSparseOwnerComputes(p);
   spmd::ExecStats e = spmd::execute(p, *impl_->leaf, pieces);
   DistRunStats s;
   s.seconds = comm::maxOver(e.seconds);

@@ -71,7 +71,7 @@ void check(int rc, const char* what) {
   throw EnvironmentError(std::string(what) + " failed: " + std::string(text, static_cast<size_t>(len)));
 }
 
-// MPI counts are int: larger transfers go in pieces (same tag, delivered in order).
+// MPI counts are int: larger transfers go in pieces (same tag or communicator, in order).
 constexpr int64_t kMaxPiece = int64_t{1} << 30;
 
 }  // namespace
@@ -162,26 +162,34 @@ Exchange::~Exchange() {
 }
 bool Exchange::empty() const { return requests_->handles.empty(); }
 
-void Exchange::send(int to, int tag, const double* data, int64_t count) {
+namespace {
+/// MPI counts are int: `post(offset, n)` once per piece of at most kMaxPiece, and at
+/// least once (a zero-length message still matches its partner's).
+template <typename Post>
+void inPieces(int64_t count, Post post) {
   int64_t at = 0;
-  do {  // one message at least: a zero-length one still matches its partner's
+  do {
     int n = static_cast<int>(std::min(kMaxPiece, count - at));
-    MPI_Request r;
-    check(MPI_Isend(data + at, n, MPI_DOUBLE, to, tag, MPI_COMM_WORLD, &r), "MPI_Isend");
-    requests_->handles.push_back(r);
+    post(at, n);
     at += n;
   } while (at < count);
 }
+}  // namespace
+
+void Exchange::send(int to, int tag, const double* data, int64_t count) {
+  inPieces(count, [&](int64_t at, int n) {
+    MPI_Request r;
+    check(MPI_Isend(data + at, n, MPI_DOUBLE, to, tag, MPI_COMM_WORLD, &r), "MPI_Isend");
+    requests_->handles.push_back(r);
+  });
+}
 
 void Exchange::recv(int from, int tag, double* data, int64_t count) {
-  int64_t at = 0;
-  do {  // one message at least: a zero-length one still matches its partner's
-    int n = static_cast<int>(std::min(kMaxPiece, count - at));
+  inPieces(count, [&](int64_t at, int n) {
     MPI_Request r;
     check(MPI_Irecv(data + at, n, MPI_DOUBLE, from, tag, MPI_COMM_WORLD, &r), "MPI_Irecv");
     requests_->handles.push_back(r);
-    at += n;
-  } while (at < count);
+  });
 }
 
 namespace {
@@ -210,33 +218,30 @@ int indexIn(const std::vector<int>& members, int r) {
 
 void Exchange::bcast(const std::vector<int>& members, int root, double* data, int64_t count) {
   MPI_Comm c = groupComm(members);
-  for (int64_t at = 0; at < count; at += kMaxPiece) {
-    int n = static_cast<int>(std::min(kMaxPiece, count - at));
+  inPieces(count, [&](int64_t at, int n) {
     MPI_Request r;
     check(MPI_Ibcast(data + at, n, MPI_DOUBLE, indexIn(members, root), c, &r), "MPI_Ibcast");
     requests_->handles.push_back(r);
-  }
+  });
 }
 
 void Exchange::reduce(const std::vector<int>& members, int root, const double* send, double* recv, int64_t count) {
   MPI_Comm c = groupComm(members);
-  for (int64_t at = 0; at < count; at += kMaxPiece) {
-    int n = static_cast<int>(std::min(kMaxPiece, count - at));
+  inPieces(count, [&](int64_t at, int n) {
     MPI_Request r;
     check(MPI_Ireduce(send + at, recv ? recv + at : nullptr, n, MPI_DOUBLE, MPI_SUM, indexIn(members, root), c, &r),
           "MPI_Ireduce");
     requests_->handles.push_back(r);
-  }
+  });
 }
 
 void Exchange::allreduce(const std::vector<int>& members, double* data, int64_t count) {
   MPI_Comm c = groupComm(members);
-  for (int64_t at = 0; at < count; at += kMaxPiece) {
-    int n = static_cast<int>(std::min(kMaxPiece, count - at));
+  inPieces(count, [&](int64_t at, int n) {
     MPI_Request r;
     check(MPI_Iallreduce(MPI_IN_PLACE, data + at, n, MPI_DOUBLE, MPI_SUM, c, &r), "MPI_Iallreduce");
     requests_->handles.push_back(r);
-  }
+  });
 }
 
 void Exchange::wait() {

@@ -5,7 +5,6 @@
 #include "runtime/spmd/comm.h"
 #include "runtime/spmd/executor.h"
 #include "runtime/spmd/sparse_pieces.h"
-#include "format/level_format.h"
 #include "tessel/distributed.h"
 #include "tessel/error.h"
 #include "io/io_util.h"
@@ -95,13 +94,7 @@ DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, const std::s
   Distribution d = distribution.empty() ? Distribution() : Distribution::parse(distribution);
   if (d.defined()) {
     d.check(impl_->name, static_cast<int>(impl_->dims.size()), impl_->grid);
-    std::vector<bool> dense;
-    std::vector<int> modes;
-    for (int k = 0; k < format.order(); k++) {
-      dense.push_back(levelFormat(format, k).full() && !levelFormat(format, k).hasCrdArray());
-      modes.push_back(format.modeOfLevel(k));
-    }
-    d.checkFormat(impl_->name, dense, modes);
+    spmd::checkSparseDistribution(impl_->name, d, format);
   }
   impl_->distribution = d;
   impl_->format = format;

@@ -231,8 +231,7 @@ class Run {
     auto t0 = Clock::now();
     const TensorUse& u = p_.tensors[t];
     const Box mine = boxAt(p_, static_cast<int>(t), u.level, valuesOf(me_, d));
-    if (u.sparse) {  // owner computes: every rank's box must be its own piece
-      requireOwnPieces(t, d);
+    if (u.sparse) {  // never moved: the box is the piece (the driver checked every rank's)
       buf.alias(mine, nullptr);
       return;
     }
@@ -293,23 +292,6 @@ class Run {
       }
     }
     stats_.commSeconds += since(t0);
-  }
-
-  /// A sparse tensor is not moved (yet): the box each rank's iterations need at its
-  /// communicate level must be the piece it holds. Every rank checks every rank alike,
-  /// so all throw together.
-  void requireOwnPieces(size_t t, const std::vector<int64_t>& d) {
-    const TensorUse& u = p_.tensors[t];
-    auto pieces = piecesOf(u);
-    for (int q = 0; q < ranks_; q++) {
-      Box need = boxAt(p_, static_cast<int>(t), u.level, valuesOf(q, d));
-      if (volume(need) == 0) continue;
-      if (!pieces[static_cast<size_t>(q)] || *pieces[static_cast<size_t>(q)] != need)
-        throw ScheduleError("sparse tensor " + u.name + ": rank " + std::to_string(q) +
-                            "'s iterations need another block of it than the piece it holds; sparse operands "
-                            "are not fetched from other ranks yet, so distribute the loops as " + u.name +
-                            " is distributed (owner computes) and communicate it at the distributed loop");
-    }
   }
 
   /// Received data for `region` of buffer `buf`: in place when contiguous there.

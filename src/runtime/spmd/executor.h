@@ -29,7 +29,9 @@ class Leaf {
 };
 
 /// A tensor's piece on this rank (row-major over its box), or none. A sparse tensor's
-/// piece is a tensor in its format (coordinates relative to the box), data unused.
+/// piece is a tensor in its format (coordinates relative to the box), data unused; it
+/// is never moved, so every rank's box at its communicate level must be its piece (the
+/// caller checks: DistributedKernel's requireSparseOwnerComputes).
 struct Piece {
   std::optional<Box> box;
   double* data = nullptr;

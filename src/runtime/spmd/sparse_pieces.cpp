@@ -10,17 +10,21 @@
 
 namespace tessel::spmd {
 
+void checkSparseDistribution(const std::string& tensor, const Distribution& dist, const Format& format) {
+  std::vector<bool> dense;
+  std::vector<int> modes;
+  for (int k = 0; k < format.order(); k++) {
+    dense.push_back(levelFormat(format, k).full() && !levelFormat(format, k).hasCrdArray());
+    modes.push_back(format.modeOfLevel(k));
+  }
+  dist.checkFormat(tensor, dense, modes);
+}
+
 std::vector<SparsePiece> sparsePieces(const TensorBase& t, const Distribution& dist, const Grid& grid, int only) {
   const Format& f = t.format();
   const int order = t.order();
   dist.check(t.name(), order, grid);
-  std::vector<bool> dense;
-  std::vector<int> modes;
-  for (int k = 0; k < order; k++) {
-    dense.push_back(levelFormat(f, k).full() && !levelFormat(f, k).hasCrdArray());
-    modes.push_back(f.modeOfLevel(k));
-  }
-  dist.checkFormat(t.name(), dense, modes);
+  checkSparseDistribution(t.name(), dist, f);
 
   // The entries in lexicographic order of their coordinates (storage order of the fused
   // leading dimensions, which checkFormat requires to lead).

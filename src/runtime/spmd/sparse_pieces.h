@@ -19,6 +19,10 @@ struct SparsePiece {
   int64_t nnz = 0;
 };
 
+/// Distribution::checkFormat for a tensor stored in `format` (which levels are dense,
+/// which mode each stores). DistributionError naming `tensor`.
+void checkSparseDistribution(const std::string& tensor, const Distribution& dist, const Format& format);
+
 /// Every rank's piece of `t` (packed) under `dist` on `grid`: every box, and the tensor
 /// of rank `only` (of every rank when -1; the others' stay undefined). Checks the
 /// distribution against the tensor's order, the grid and its format (DistributionError
