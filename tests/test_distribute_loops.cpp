@@ -93,7 +93,7 @@ TEST(DistributeLoops, SummaPrintsItsCommunication) {
             "    for ko in [0, 4)  // sequential step\n"
             "      fetch B(i[io], k[ko]) from its owners\n"
             "      fetch C(k[ko], j[jo]) from its owners\n"
-            "      leaf kernel on the local boxes: A(i,j) = B(i,k) * C(k,j)  schedule: reorder(i,j,k)\n"
+            "      leaf kernel on the local boxes: A(i,j) = B(i,k) * C(k,j)\n"
             "    reduce A(i[io], j[jo]) into its owners\n");
   ASSERT_EQ(p.loops.size(), 3u);
   EXPECT_EQ(p.distributedLoops, 2);
@@ -197,14 +197,14 @@ TEST(DistributeLoops, TermsWithoutASplitSumRunAtItsFirstBlockWithTheirOwnSchedul
                               Grid(2, 2));
   ASSERT_EQ(p.leaves.size(), 2u);
   EXPECT_EQ(p.leaves[0].text, "A(i,j) = sum(k, B(i,k) * C(k,j))");
-  EXPECT_EQ(p.leaves[0].schedule, "reorder(i,j,k)");
+  // Loops in the assignment's order are left to the single-node default schedule.
+  EXPECT_EQ(p.leaves[0].schedule, "");
   EXPECT_TRUE(p.leaves[0].firstBlockOf.empty());
   EXPECT_EQ(p.leaves[1].text, "A(i,j) = D(i,j)");
-  EXPECT_EQ(p.leaves[1].schedule, "reorder(i,j)");
+  EXPECT_EQ(p.leaves[1].schedule, "");
   EXPECT_EQ(p.leaves[1].firstBlockOf, (std::vector<int>{2}));  // k's space
   const std::string text = spmd::print(p);
-  EXPECT_NE(text.find("where the blocks of k are the first:\n        leaf kernel on the local boxes: A(i,j) = D(i,j)  "
-                      "schedule: reorder(i,j)\n"),
+  EXPECT_NE(text.find("where the blocks of k are the first:\n        leaf kernel on the local boxes: A(i,j) = D(i,j)\n"),
             std::string::npos)
       << text;
   // k distributed (Johnson-like), and split again in the leaf.
@@ -212,7 +212,10 @@ TEST(DistributeLoops, TermsWithoutASplitSumRunAtItsFirstBlockWithTheirOwnSchedul
                               Grid(1, 2, 2));
   ASSERT_EQ(q.leaves.size(), 2u);
   EXPECT_EQ(q.leaves[0].schedule, "split(k,kis,kit,2),reorder(kis,i,j,kit)");
-  EXPECT_EQ(q.leaves[1].schedule, "reorder(i,j)");
+  EXPECT_EQ(q.leaves[1].schedule, "");
+  // An order the user chose is kept.
+  spmd::Program r = lowerText(expr, "distribute({i,j},{io,jo},{ii,ji}),reorder(io,jo,ii,k,ji)", Grid(2, 2));
+  EXPECT_EQ(r.leaves[0].schedule, "reorder(i,k,j)");
 }
 
 TEST(DistributeLoops, BadSchedulesNameTheCommandAndTheRule) {
@@ -448,8 +451,22 @@ TEST(DistributedKernelOneRank, SparseOperandsRunOwnerComputesAndSayWhatIsNotBuil
   // A fusion left without its pos and divide is an error naming the command.
   EXPECT_THROW(DistributedKernel::compile("a(i) = B(i,j) * c(j)", {a, fused, c}, m, "fuse(i,j,f),distribute(f)"),
                ScheduleError);
-  // Not built yet, said plainly: sparse outputs, dgemm leaves.
+  // A sparse output: assembled by its owner in its own format (hand-computed: 2 * B).
   DistTensor S("S", {3, 4}, "xy->x", m.grid, Format::parse("ds"));
-  EXPECT_THROW(DistributedKernel::compile("S(i,j) = B(i,j)", {S, B}, m), NotationError);
+  DistributedKernel::compile("S(i,j) = 2 * B(i,j)", {S, B}, m)->run({S, B});
+  CooData s = S.gather();
+  EXPECT_EQ(s.coords, b.coords);
+  std::vector<double> twice;
+  for (double v : b.values) twice.push_back(2 * v);
+  EXPECT_EQ(s.values, twice);
+  EXPECT_EQ(S.sparsePiece().format().str(), Format::parse("ds").str());
+  // Said plainly: a sparse `+=` output, a sparse output the leaf would run into twice.
+  EXPECT_THROW(DistributedKernel::compile("S(i,j) += B(i,j)", {S, B}, m), NotationError);
+  DistTensor Bw("B", {3, 4}, "xy->x", m.grid, Format::parse("ds")), Cw("C", {4, 4}, "", m.grid);
+  Bw.setFromCoo(b);
+  EXPECT_THROW(DistributedKernel::compile("S(i,j) = B(i,k) * C(k,j)", {S, Bw, Cw}, m,
+                                          "divide(i,io,ii,1),distribute(io),split(k,ko,ki,2),reorder(io,ko,ii,ki,j),"
+                                          "communicate(S,io),communicate(B,io),communicate(C,ko)"),
+               ScheduleError);
   EXPECT_THROW(DistTensor("D", {3, 4}, "xy->~x", m.grid, Format::parse("dd")), DistributionError);
 }

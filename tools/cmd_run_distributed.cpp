@@ -189,8 +189,6 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (const TensorUse& u : args.uses) {
         if (args.typeOf(u) != Datatype::Float64)
           throw UsageError("-t " + u.name + ": distributed tensors are float64 in this version");
-        if (u.isOutput && args.formats.count(u.name) && !args.formats.at(u.name).isAllDense())
-          throw UsageError("-f " + u.name + ": distributed outputs are dense in this version");
       }
       std::map<std::string, std::string> dists;
       for (const std::string& d : opt.distributions) {
@@ -229,7 +227,12 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (const TensorUse& u : args.uses) {
         const std::vector<int64_t>& dims = u.isOutput ? outDims : inputs.at(u.name).dims;
         auto [dist, grid] = placementOf(u.name, u.order, machine, dists);
-        std::optional<Format> sparse = u.isOutput ? std::nullopt : sparseFormatOf(u, args, inputs.at(u.name), dist);
+        // An output is sparse when -f says so (each rank assembles its piece).
+        std::optional<Format> sparse =
+            u.isOutput ? (args.formats.count(u.name) && !args.formats.at(u.name).isAllDense()
+                              ? std::optional<Format>(args.formats.at(u.name))
+                              : std::nullopt)
+                       : sparseFormatOf(u, args, inputs.at(u.name), dist);
         DistTensor t = sparse ? DistTensor(u.name, dims, dist.defined() ? dist.str() : "", grid, *sparse)
                               : DistTensor(u.name, dims, dist, grid);
         if (!u.isOutput) t.setFromCoo(inputs.at(u.name));

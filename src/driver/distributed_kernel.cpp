@@ -8,6 +8,7 @@
 #include "runtime/spmd/comm.h"
 #include "runtime/spmd/executor.h"
 #include "runtime/spmd/leaves.h"
+#include "runtime/spmd/sparse_pieces.h"
 #include "tessel/distributed.h"
 #include "tessel/error.h"
 #include "tessel/kernel.h"
@@ -93,23 +94,67 @@ const DistTensor& tensorFor(const spmd::TensorUse& u, const std::vector<DistTens
   return *found;
 }
 
+/// Every rank's box of tensor t at its communicate level, at the first step.
+std::vector<std::vector<Extent>> firstStepBoxes(const spmd::Program& p, size_t t) {
+  std::vector<std::vector<Extent>> out;
+  for (int q = 0; q < p.grid.size(); q++) {
+    std::vector<int64_t> values(p.loops.size(), 0);
+    std::vector<int> coord = p.grid.coordOf(q);
+    for (size_t l = 0; l < p.loops.size(); l++)
+      values[l] = static_cast<int>(l) < p.distributedLoops ? coord.at(static_cast<size_t>(p.loops[l].gridDim))
+                                                           : spmd::blockIndex(p, static_cast<int>(l), 0, values);
+    out.push_back(spmd::boxAt(p, static_cast<int>(t), p.tensors[t].level, values));
+  }
+  return out;
+}
+
+/// A sparse output partitioned by non-zeros holds what its owners compute: its pieces
+/// are the boxes of the loops (which the inputs' non-zeros decide, or equal blocks).
+void outputFollowsLoops(spmd::Program& p) {
+  spmd::TensorUse& u = p.tensors[0];
+  if (!u.sparse || !u.distribution.byNonZeros()) return;
+  u.dataPieces.clear();
+  for (auto& box : firstStepBoxes(p, 0)) u.dataPieces.emplace_back(std::move(box));
+}
+
 /// `p` with the blocks the tensors partitioned by non-zeros decide, or nothing when none
-/// is (the program as compiled serves). UserError when such a tensor is not placed yet.
+/// is (the program as compiled serves). UserError when such an input is not placed yet.
 std::optional<spmd::Program> withDataBlocks(const spmd::Program& p, const std::vector<DistTensor>& tensors) {
   std::optional<spmd::Program> out;
   for (size_t t = 0; t < p.tensors.size(); t++) {
     const DistTensor& d = tensorFor(p.tensors[t], tensors);
-    if (!d.distribution().byNonZeros()) continue;
+    if (!d.distribution().byNonZeros() || (p.tensors[t].output && p.tensors[t].sparse)) continue;
     if (!out) out = p;
     takeDataBlocks(*out, t, d);
   }
+  if (out) outputFollowsLoops(*out);
   return out;
+}
+
+/// A sparse output is assembled by the leaf in one run per rank and never reduced: no
+/// step loop may run the leaf twice, no `+=`, one leaf variant.
+void requireSparseOutputOnce(const spmd::Program& p) {
+  const spmd::TensorUse& u = p.tensors[0];
+  if (!u.sparse) return;
+  if (p.accumulate)
+    throw NotationError("output " + u.name + " is sparse: a distributed sparse output is assembled anew, so write "
+                        "`=` (or make it dense for `+=`)");
+  for (size_t l = static_cast<size_t>(p.distributedLoops); l < p.loops.size(); l++)
+    if (p.loops[l].count > 1)
+      throw ScheduleError("sparse output " + u.name + ": the step loop " + p.loops[l].name +
+                          " runs the leaf " + std::to_string(p.loops[l].count) +
+                          " times per rank, and a sparse piece is assembled in one run: split that loop in the leaf "
+                          "schedule instead, or make " + u.name + " dense");
+  if (p.leaves.size() > 1)
+    throw ScheduleError("sparse output " + u.name + ": a term added once per block needs a second leaf, and a sparse "
+                        "piece is assembled by one");
 }
 
 /// Sparse tensors are not moved: every rank's box at the tensor's communicate level (at
 /// the first step) must be the piece it holds. Checked when compiling, so the error is
 /// one line agreed by all ranks, not a failure mid-run.
 void requireSparseOwnerComputes(const spmd::Program& p) {
+  requireSparseOutputOnce(p);
   for (size_t t = 0; t < p.tensors.size(); t++) {
     const spmd::TensorUse& u = p.tensors[t];
     if (!u.sparse) continue;
@@ -118,14 +163,9 @@ void requireSparseOwnerComputes(const spmd::Program& p) {
                           p.loops[static_cast<size_t>(u.level)].name +
                           "; sparse operands are not fetched yet: communicate it at a distributed loop");
     auto pieces = spmd::piecesOf(u);
+    auto boxes = firstStepBoxes(p, t);
     for (int q = 0; q < p.grid.size(); q++) {
-      std::vector<int64_t> values(p.loops.size(), 0);
-      std::vector<int> coord = p.grid.coordOf(q);
-      for (size_t l = 0; l < p.loops.size(); l++)
-        values[l] = static_cast<int>(l) < p.distributedLoops
-                        ? coord.at(static_cast<size_t>(p.loops[l].gridDim))
-                        : spmd::blockIndex(p, static_cast<int>(l), 0, values);
-      std::vector<Extent> need = spmd::boxAt(p, static_cast<int>(t), u.level, values);
+      const std::vector<Extent>& need = boxes[static_cast<size_t>(q)];
       bool empty = false;
       for (const Extent& e : need) empty |= e.size() == 0;
       if (empty) continue;
@@ -156,11 +196,10 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
   for (spmd::TensorUse& u : im.program.tensors)
     for (const DistTensor& t : tensors)
       if (t.name() == u.name && t.sparse()) {
-        if (u.output)
-          throw NotationError("output " + u.name + " is sparse: distributed sparse outputs are not built yet "
-                              "(make it dense)");
         u.sparse = true;
+        if (u.output) u.sparseFormat = t.sparsePieceFormat();
       }
+  outputFollowsLoops(im.program);
   {  // with the data as placed now (pieces by non-zeros decide blocks; not placed yet: the run checks)
     std::optional<spmd::Program> data;
     bool placed = true;
@@ -212,13 +251,22 @@ DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) cons
   const spmd::Program& p = data ? *data : impl_->program;
   if (data) requireSparseOwnerComputes(p);
   std::vector<spmd::Piece> pieces(p.tensors.size());
+  TensorBase sparseOutput;
+  const int me = comm::rank();
   for (size_t t = 0; t < p.tensors.size(); t++) {
     const DistTensor& found = tensorFor(p.tensors[t], tensors);
     pieces[t].box = found.piece();
     pieces[t].data = const_cast<double*>(found.data());
     if (found.sparse()) pieces[t].sparse = &found.sparsePiece();
+    if (p.tensors[t].output && p.tensors[t].sparse) {  // its pieces are where it is computed
+      pieces[t].box = spmd::piecesOf(p.tensors[t]).at(static_cast<size_t>(me));
+      pieces[t].sparse = nullptr;
+      pieces[t].sparseOutput = &sparseOutput;
+    }
   }
   spmd::ExecStats e = spmd::execute(p, *impl_->leaf, pieces);
+  if (p.tensors[0].sparse)
+    spmd::setSparseOutput(tensorFor(p.tensors[0], tensors), pieces[0].box, sparseOutput, spmd::piecesOf(p.tensors[0]));
   DistRunStats s;
   s.seconds = comm::maxOver(e.seconds);
   s.computeSeconds = comm::maxOver(e.computeSeconds);

@@ -464,7 +464,7 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
       loop.count = r.divide ? r.amount : (ext + r.amount - 1) / r.amount;
       if (loop.count < 1) loop.count = 1;
       ext = r.divide ? (ext + r.amount - 1) / r.amount : std::min(ext, r.amount);
-      sp.chain.push_back(spmd::SplitStep{at->second, r.divide, r.amount});
+      sp.chain.push_back(spmd::SplitStep{at->second, r.divide, r.amount, {}});
       current = r.inner;
     }
     leafName[current] = sp.name;
@@ -537,7 +537,12 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
       if (used.count(leafSplitSpace[k])) cmds.push_back(leafSplits[k]);
     for (size_t l = static_cast<size_t>(boundary) + 1; l < order_.size(); l++)
       if (used.count(spaceOfLoop(order_[l]))) loops.push_back(leafLoops[l - static_cast<size_t>(boundary) - 1]);
-    if (loops.size() >= 2) cmds.push_back("reorder(" + join(loops) + ")");
+    // The leaf loops in the assignment's own order, unsplit, are left to the single-node
+    // default (which orders sparse operands' loops concordantly: SpGEMM's i, k, j);
+    // any other order is the user's and is kept.
+    bool natural = cmds.empty();
+    for (size_t k = 1; k < loops.size(); k++) natural &= spaceOfLoop(loops[k - 1]) < spaceOfLoop(loops[k]);
+    if (loops.size() >= 2 && !natural) cmds.push_back("reorder(" + join(loops) + ")");
     for (const ScheduleText& c : leafCommands_) {
       std::vector<std::string> args;
       bool keep = true;

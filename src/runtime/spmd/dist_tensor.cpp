@@ -38,6 +38,16 @@ std::shared_ptr<DistTensor::Impl> placed(std::string name, std::vector<int64_t> 
   impl->grid = std::move(grid);
   return impl;
 }
+
+/// Every rank's box of a tensor of `dims` under a distribution by coordinates.
+std::vector<std::optional<std::vector<Extent>>> boxesOf(const std::vector<int64_t>& dims, const Grid& grid,
+                                                        const Distribution& d) {
+  spmd::TensorUse u;
+  u.dims = dims;
+  u.grid = grid;
+  u.distribution = d;
+  return spmd::piecesOf(u);
+}
 }  // namespace
 
 int worldRank() { return comm::rank(); }
@@ -73,11 +83,7 @@ DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, Distribution
                             "): a partition by non-zeros needs a sparse level, and every level of " + impl_->name +
                             " is dense (all its entries are stored): partition by coordinates instead (drop the ~)");
   impl_->distribution = std::move(distribution);
-  spmd::TensorUse u;
-  u.dims = impl_->dims;
-  u.grid = impl_->grid;
-  u.distribution = impl_->distribution;
-  impl_->piece = spmd::piecesOf(u).at(static_cast<size_t>(comm::rank()));
+  impl_->piece = boxesOf(impl_->dims, impl_->grid, impl_->distribution).at(static_cast<size_t>(comm::rank()));
   if (impl_->piece) {
     const int64_t n = spmd::volume(*impl_->piece);
     io_detail::requireMemory(static_cast<long double>(n) * 8, "tensor " + impl_->name + ": this rank's piece");
@@ -101,8 +107,7 @@ DistTensor::DistTensor(std::string name, std::vector<int64_t> dims, const std::s
   // Its box is known before the data under a partition by coordinates; by non-zeros it
   // comes with setFromCoo.
   impl_->piece = d.byNonZeros() ? std::nullopt
-                                : spmd::piecesOf(spmd::TensorUse{"", false, {}, impl_->dims, -1, impl_->grid, d})
-                                      .at(static_cast<size_t>(comm::rank()));
+                                : boxesOf(impl_->dims, impl_->grid, d).at(static_cast<size_t>(comm::rank()));
   if (impl_->piece) {  // empty until setFromCoo
     CooData none;
     for (const Extent& e : *impl_->piece) none.dims.push_back(e.size());
@@ -125,7 +130,7 @@ std::vector<std::optional<std::vector<Extent>>> DistTensor::allPieces() const {
                       "): its pieces follow its non-zeros: place them with setFromCoo first");
     return impl_->dataPieces;
   }
-  return spmd::piecesOf(spmd::TensorUse{"", false, {}, impl_->dims, -1, impl_->grid, impl_->distribution});
+  return boxesOf(impl_->dims, impl_->grid, impl_->distribution);
 }
 
 const std::string& DistTensor::name() const { return impl_->name; }
@@ -182,16 +187,93 @@ void DistTensor::setFromCoo(const CooData& global) {
   }
 }
 
+namespace {
+
+/// This rank's piece is the first replica of its entries: its coordinate is 0 along every
+/// machine dimension that broadcasts the tensor (no distribution: rank 0 alone).
+bool firstReplica(const DistTensor::Impl& t) {
+  if (!t.piece) return false;
+  if (!t.distribution.defined()) return comm::rank() == 0;
+  const std::vector<int> coord = t.grid.coordOf(comm::rank());
+  const DistributionStatement& st = t.distribution.levels()[0];
+  for (size_t d = 0; d < st.machine.size(); d++)
+    if (st.machine[d].kind == MachineDim::Kind::Broadcast && coord[d] != 0) return false;
+  return true;
+}
+
+/// Rank 0 gets every entry of a sparse tensor's pieces, sorted, entries that two pieces
+/// hold summed (neighbours of a fused partition may each hold part of a shared row).
+/// Coordinates travel as doubles: exact below 2^53.
+CooData gatherSparse(const DistTensor::Impl& t) {
+  const int me = comm::rank(), ranks = comm::size();
+  const int order = static_cast<int>(t.dims.size());
+  CooData mine;
+  if (firstReplica(t) && t.sparsePiece.defined()) mine = t.sparsePiece.toCoo();
+  std::vector<double> packed;  // coordinates (global), then values
+  packed.reserve(static_cast<size_t>(mine.nnz() * (order + 1)));
+  for (int64_t e = 0; e < mine.nnz(); e++)
+    for (int d = 0; d < order; d++)
+      packed.push_back(static_cast<double>(mine.coords[static_cast<size_t>(e * order + d)] + (*t.piece)[static_cast<size_t>(d)].lo));
+  packed.insert(packed.end(), mine.values.begin(), mine.values.end());
+  std::vector<double> counts(static_cast<size_t>(ranks), 0.0);
+  double n = static_cast<double>(mine.nnz());
+  {
+    comm::Exchange ex;
+    if (me != 0) ex.send(0, 9997, &n, 1);
+    else
+      for (int q = 1; q < ranks; q++) ex.recv(q, 9997, &counts[static_cast<size_t>(q)], 1);
+    ex.wait();
+  }
+  counts[0] = n;
+  CooData out;
+  out.dims = t.dims;
+  std::vector<std::vector<double>> landed(static_cast<size_t>(ranks));
+  {
+    comm::Exchange ex;
+    if (me != 0 && !packed.empty()) ex.send(0, 9998, packed.data(), static_cast<int64_t>(packed.size()));
+    if (me == 0) {
+      long double all = 0;
+      for (double c : counts) all += c;
+      io_detail::requireMemory(all * (order + 1) * 8 * 2, "gathering " + t.name + " on rank 0");
+      for (int q = 1; q < ranks; q++) {
+        auto& buf = landed[static_cast<size_t>(q)];
+        buf.resize(static_cast<size_t>(counts[static_cast<size_t>(q)]) * static_cast<size_t>(order + 1));
+        if (!buf.empty()) ex.recv(q, 9998, buf.data(), static_cast<int64_t>(buf.size()));
+      }
+    }
+    ex.wait();
+  }
+  if (me != 0) return out;
+  landed[0] = std::move(packed);
+  CooData all;
+  all.dims = t.dims;
+  for (size_t q = 0; q < landed.size(); q++) {
+    const int64_t k = static_cast<int64_t>(counts[q]);
+    const std::vector<double>& buf = landed[q];
+    for (int64_t x = 0; x < k * order; x++) all.coords.push_back(static_cast<int64_t>(buf[static_cast<size_t>(x)]));
+    all.values.insert(all.values.end(), buf.begin() + k * order, buf.begin() + k * (order + 1));
+  }
+  TensorBase whole(t.name, Datatype::Float64, t.dims, *t.format);  // sorts and sums duplicates
+  whole.setFromCoo(all);
+  return whole.toCoo();
+}
+
+}  // namespace
+
+namespace spmd {
+void setSparseOutput(const DistTensor& t, const std::optional<Box>& box, TensorBase piece,
+                     std::vector<std::optional<Box>> all) {
+  DistTensor::Impl& im = *t.impl();
+  im.piece = box;
+  im.sparsePiece = std::move(piece);
+  if (im.distribution.byNonZeros()) im.dataPieces = std::move(all);
+}
+}  // namespace spmd
+
 CooData DistTensor::gather() const {
-  if (sparse())
-    throw UserError("gather: tensor " + impl_->name + " is sparse, and gathering sparse pieces is not built yet "
-                    "(distributed sparse outputs are issue 29's next step)");
+  if (sparse()) return gatherSparse(*impl_);
   const int me = comm::rank();
-  spmd::TensorUse u;
-  u.dims = impl_->dims;
-  u.grid = impl_->grid;
-  u.distribution = impl_->distribution;
-  auto pieces = spmd::piecesOf(u);
+  auto pieces = boxesOf(impl_->dims, impl_->grid, impl_->distribution);
   spmd::Box all;
   for (int64_t n : impl_->dims) all.push_back(Extent{0, n});
   std::vector<double> dense;

@@ -138,7 +138,7 @@ class Run {
       if (p_.tensors[t].sparse && pieces_[t].sparse) leaf_.bindSparse(t, *pieces_[t].sparse);
     // The output piece starts at zero, but a dgemm leaf writing it whole can skip that
     // (beta = 0): zeroing is deferred until something else touches the piece.
-    if (!p_.accumulate && pieces_[0].box) {
+    if (!p_.accumulate && pieces_[0].box && !p_.tensors[0].sparse) {
       pieceFresh_ = true;
       if (!leaf_.canOverwrite() || p_.leaves.size() > 1) materializePiece();
     }
@@ -173,6 +173,10 @@ class Run {
       digits = after;
     }
     materializePiece();
+    // A sparse output piece is what this rank's one leaf run assembled (owner computes:
+    // nothing to reduce; the driver checked that no other rank computes into it).
+    if (p_.tensors[0].sparse && pieces_[0].sparseOutput && pieces_[0].box)
+      *pieces_[0].sparseOutput = leaf_.takeSparseOutput(*pieces_[0].box);
     stats_.seconds = since(t0);
     return stats_;
   }
@@ -348,6 +352,7 @@ class Run {
 
   /// Add every rank's box of output t (at step d) into the pieces that own it.
   void reduce(size_t t, const std::vector<int64_t>& d) {
+    if (p_.tensors[t].sparse) return;  // assembled by its owner, see go()
     auto t0 = Clock::now();
     if (t == 0) materializePiece();
     const TensorUse& u = p_.tensors[t];

@@ -9,6 +9,7 @@
 
 #include "runtime/spmd/box.h"
 #include "runtime/spmd/program.h"
+#include "tessel/error.h"
 #include "tessel/tensor.h"
 
 namespace tessel::spmd {
@@ -26,6 +27,10 @@ class Leaf {
   virtual bool canOverwrite() const { return false; }
   /// Program tensor t is sparse: the leaf computes on this piece (kept until the next call).
   virtual void bindSparse(size_t t, const TensorBase& piece) {}
+  /// A sparse output's piece over `box`: what the leaf assembled in its one run, or an
+  /// empty tensor of the box's shape when it did not run here. Taken: the next run
+  /// assembles anew.
+  virtual TensorBase takeSparseOutput(const Box& box) { throw InternalError("this leaf computes dense outputs only"); }
 };
 
 /// A tensor's piece on this rank (row-major over its box), or none. A sparse tensor's
@@ -36,6 +41,8 @@ struct Piece {
   std::optional<Box> box;
   double* data = nullptr;
   const TensorBase* sparse = nullptr;
+  /// A sparse output's piece lands here (the leaf assembles it; it is never reduced).
+  TensorBase* sparseOutput = nullptr;
 };
 
 struct ExecStats {

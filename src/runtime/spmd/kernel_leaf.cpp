@@ -30,6 +30,10 @@ class KernelLeaf : public Leaf {
       raw.vals_size = volume(boxes[t]);
     }
     kernels_[v]->run(b.assignment, p_.threads);
+    if (isSparseOutput()) {  // assembled in its format; the executor takes it
+      assembled_ = b.tensors[0];
+      return;
+    }
     const double* out = static_cast<const double*>(b.tensors[0].raw().vals);
     const int64_t n = volume(boxes[0]);
     for (int64_t x = 0; x < n; x++) data[0][x] += out[x];
@@ -53,6 +57,14 @@ class KernelLeaf : public Leaf {
     Bound b;
     std::map<std::string, TensorBase> byName;
     for (size_t t = 0; t < boxes.size(); t++) {
+      if (t == 0 && isSparseOutput()) {
+        std::vector<int64_t> dims;
+        for (const Extent& e : boxes[t]) dims.push_back(e.size());
+        TensorBase out(p_.tensors[t].name, Datatype::Float64, dims, *p_.tensors[t].sparseFormat);
+        b.tensors.push_back(out);
+        byName.emplace(p_.tensors[t].name, out);
+        continue;
+      }
       if (isSparse(t)) {
         b.tensors.push_back(sparse_[t]);
         byName.emplace(p_.tensors[t].name, sparse_[t]);
@@ -75,12 +87,29 @@ class KernelLeaf : public Leaf {
     return cache_[v].emplace(key, std::move(b)).first->second;
   }
 
+  TensorBase takeSparseOutput(const Box& box) override {
+    std::vector<int64_t> dims;
+    for (const Extent& e : box) dims.push_back(e.size());
+    TensorBase piece(p_.tensors[0].name, Datatype::Float64, dims, *p_.tensors[0].sparseFormat);
+    if (assembled_.defined() && assembled_.dims() == dims) {
+      // The arrays move to the piece; the bound output assembles into fresh ones next run.
+      piece.impl()->storage.swapArrays(assembled_.impl()->storage);
+      piece.impl()->packed = true;
+    } else {
+      piece.setFromCoo(CooData{dims, {}, {}});
+    }
+    assembled_ = TensorBase();
+    return piece;
+  }
+
+  bool isSparseOutput() const { return p_.tensors[0].sparse; }
   bool isSparse(size_t t) const { return t < sparse_.size() && sparse_[t].defined(); }
 
   const Program& p_;
   std::vector<std::shared_ptr<Kernel>> kernels_;
   std::vector<TensorBase> sparse_;  ///< per program tensor: the bound sparse piece, or undefined
   std::vector<std::map<std::vector<int64_t>, Bound>> cache_;
+  TensorBase assembled_;  ///< a sparse output's piece from this run's leaf, until taken
 };
 
 }  // namespace

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "tessel/distribution.h"
+#include "tessel/format.h"
 
 namespace tessel::spmd {
 
@@ -58,6 +59,8 @@ struct TensorUse {
   Grid grid;                  ///< the grid its distribution refers to
   Distribution distribution;  ///< none: replicated on every rank
   bool sparse = false;        ///< its pieces are sparse tensors (never copied: owner computes)
+  /// A sparse output's format: each rank's leaf assembles its piece in it.
+  std::optional<Format> sparseFormat;
   /// Per rank, its piece's box, when the data decides them (a partition by non-zeros);
   /// empty: from the distribution.
   std::vector<std::optional<std::vector<Extent>>> dataPieces;

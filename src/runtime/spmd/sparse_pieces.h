@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "runtime/spmd/box.h"
+#include "tessel/distributed.h"
 #include "tessel/distribution.h"
 #include "tessel/tensor.h"
 
@@ -30,5 +31,11 @@ void checkSparseDistribution(const std::string& tensor, const Distribution& dist
 /// pure), so a rank that read the whole tensor keeps only its own.
 std::vector<SparsePiece> sparsePieces(const TensorBase& t, const Distribution& dist, const Grid& grid,
                                       int only = -1);
+
+/// After a run: sparse output `t` holds `piece` (its leaf's result) over `box` on this
+/// rank; `all` is every rank's box (kept when `t` is partitioned by non-zeros: its pieces
+/// are where its owners computed).
+void setSparseOutput(const DistTensor& t, const std::optional<Box>& box, TensorBase piece,
+                     std::vector<std::optional<Box>> all);
 
 }  // namespace tessel::spmd
