@@ -150,9 +150,10 @@ void requireSparseOutputOnce(const spmd::Program& p) {
                         "piece is assembled by one");
 }
 
-/// Sparse tensors are not moved: every rank's box at the tensor's communicate level (at
-/// the first step) must be the piece it holds. Checked when compiling, so the error is
-/// one line agreed by all ranks, not a failure mid-run.
+/// Sparse inputs are fetched once per run (the rows a rank's box needs, executor), so
+/// they are communicated at a distributed loop; a sparse output is assembled where it is
+/// computed: every rank's box of it must be the piece it holds. Checked when compiling,
+/// so the error is one line agreed by all ranks, not a failure mid-run.
 void requireSparseOwnerComputes(const spmd::Program& p) {
   requireSparseOutputOnce(p);
   for (size_t t = 0; t < p.tensors.size(); t++) {
@@ -161,7 +162,8 @@ void requireSparseOwnerComputes(const spmd::Program& p) {
     if (u.level >= p.distributedLoops)
       throw ScheduleError("sparse tensor " + u.name + " is communicated at the step loop " +
                           p.loops[static_cast<size_t>(u.level)].name +
-                          "; sparse operands are not fetched yet: communicate it at a distributed loop");
+                          "; a sparse operand's rows are fetched once per run: communicate it at a distributed loop");
+    if (!u.output) continue;
     auto pieces = spmd::piecesOf(u);
     auto boxes = firstStepBoxes(p, t);
     for (int q = 0; q < p.grid.size(); q++) {
@@ -170,9 +172,9 @@ void requireSparseOwnerComputes(const spmd::Program& p) {
       for (const Extent& e : need) empty |= e.size() == 0;
       if (empty) continue;
       if (!pieces[static_cast<size_t>(q)] || *pieces[static_cast<size_t>(q)] != need)
-        throw ScheduleError("sparse tensor " + u.name + ": rank " + std::to_string(q) +
-                            "'s iterations need another block of it than the piece it holds; sparse operands "
-                            "are not fetched from other ranks yet, so distribute the loops as " + u.name +
+        throw ScheduleError("sparse output " + u.name + ": rank " + std::to_string(q) +
+                            " computes another block of it than the piece it holds, and a sparse output is "
+                            "assembled where it is computed: distribute the loops as " + u.name +
                             " is distributed (owner computes) and communicate it at the distributed loop");
     }
   }
@@ -197,7 +199,7 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
     for (const DistTensor& t : tensors)
       if (t.name() == u.name && t.sparse()) {
         u.sparse = true;
-        if (u.output) u.sparseFormat = t.sparsePieceFormat();
+        u.sparseFormat = t.sparsePieceFormat();
       }
   outputFollowsLoops(im.program);
   {  // with the data as placed now (pieces by non-zeros decide blocks; not placed yet: the run checks)

@@ -514,6 +514,20 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     if (u.distribution.defined()) u.distribution.check(name, static_cast<int>(u.dims.size()), u.grid);
     p.tensors.push_back(u);
   }
+  std::vector<IndexExpr> productTerms;
+  termsOf(explicitReductions(a_), false, productTerms);
+  if (productTerms.size() == 1)
+    for (size_t t = 1; t < p.tensors.size(); t++) {
+      spmd::TensorUse& u = p.tensors[t];
+      for (size_t f = 1; f < p.tensors.size() && u.rowFilter < 0 && !u.dimSpace.empty(); f++) {
+        if (f == t) continue;
+        const auto& spaces = p.tensors[f].dimSpace;
+        auto at = std::find(spaces.begin(), spaces.end(), u.dimSpace[0]);
+        if (at == spaces.end()) continue;
+        u.rowFilter = static_cast<int>(f);
+        u.rowFilterDim = static_cast<int>(at - spaces.begin());
+      }
+    }
   // The leaf: its loops in order, named as in the assignment.
   std::vector<std::string> leafLoops;
   for (size_t l = static_cast<size_t>(boundary) + 1; l < order_.size(); l++) {

@@ -310,9 +310,15 @@ sparse)
   expect_bad nonzero-partition-of-dense 4 "every level of B is dense" \
     run "$SPMV" -m 4 -f B:dd -d 'B:xy->~x' -i B:S.mtx -g c:dense:7
   expect_bad fuse-without-pos 4 "needs pos(f,fp,T)" run "$SPMV" -m 4 -s "fuse(i,j,f)" -i B:S.mtx -g c:dense:7
-  expect_bad sparse-piece-not-owner 4 "sparse tensor B: rank" \
+  # Columns distributed over row pieces: each rank fetches the rows of B its box needs.
+  expect_check sparse-rows-fetched 4 \
     run "$SPMV" -m 4 -d 'B:xy->x' -s "divide(j,jo,ji,4),reorder(jo,i,ji),distribute(jo),communicate({a,B,c},jo)" \
     -i B:S.mtx -g c:dense:7
+  # SpGEMM by rows: only the rows of C that a rank's rows of B reference are fetched.
+  expect_check spgemm-rows-fetched 3 run "A(i,j) = B(i,k) * C(k,j)" -m 3 -d 'A:xy->~x' -d 'B:xy->~x' -d 'C:xy->x' \
+    -f A:ds -s "divide(i,io,ii,3),distribute(io),communicate({A,B,C},io)" -i B:S.mtx -g C:uniform:7,6,2 -o A:gemm.mtx
+  expect_bad sparse-output-not-owner 2 "sparse output A: rank" run "A(i,j) = B(i,j)" -m 2 -d 'A:xy->x' -f A:ds \
+    -s "divide(j,jo,ji,2),reorder(jo,i,ji),distribute(jo),communicate({A,B},jo)" -i B:S.mtx
   ;;
 *)
   echo "cli_mpi.sh: unknown group '$GROUP'"

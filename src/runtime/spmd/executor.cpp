@@ -10,6 +10,7 @@
 
 #include "io/io_util.h"
 #include "runtime/spmd/comm.h"
+#include "runtime/spmd/sparse_fetch.h"
 #include "tessel/error.h"
 
 namespace tessel::spmd {
@@ -136,6 +137,8 @@ class Run {
     auto t0 = Clock::now();
     for (size_t t = 0; t < p_.tensors.size(); t++)
       if (p_.tensors[t].sparse && pieces_[t].sparse) leaf_.bindSparse(t, *pieces_[t].sparse);
+    for (size_t t = 1; t < p_.tensors.size(); t++)
+      if (p_.tensors[t].sparse) fetchSparse(t);
     // The output piece starts at zero, but a dgemm leaf writing it whole can skip that
     // (beta = 0): zeroing is deferred until something else touches the piece.
     if (!p_.accumulate && pieces_[0].box && !p_.tensors[0].sparse) {
@@ -187,6 +190,53 @@ class Run {
     if (!pieceFresh_) return;
     std::fill(pieces_[0].data, pieces_[0].data + volume(*pieces_[0].box), 0.0);
     pieceFresh_ = false;
+  }
+
+  /// A sparse input whose box (fixed for the run: communicated at a distributed loop) is
+  /// not the piece a rank holds: every rank fetches the rows of its box it needs (those
+  /// its row filter holds, else all) and computes on them. Collective when any rank needs
+  /// it, which every rank derives alike from the program.
+  void fetchSparse(size_t t) {
+    const TensorUse& u = p_.tensors[t];
+    const std::vector<int64_t> first(counts_.size(), 0);
+    const auto pieces = piecesOf(u);
+    bool any = false, mine = false;
+    Box want;
+    for (int q = 0; q < ranks_; q++) {
+      Box b = boxAt(p_, static_cast<int>(t), u.level, valuesOf(q, first));
+      const bool needs = volume(b) > 0 && (!pieces[static_cast<size_t>(q)] || *pieces[static_cast<size_t>(q)] != b);
+      any |= needs;
+      if (q == me_) {
+        mine = needs;
+        want = b;
+      }
+    }
+    if (!any) return;
+    auto t0 = Clock::now();
+    std::vector<int64_t> rows;
+    if (mine) {
+      const Extent& r = want[0];
+      const int f = u.rowFilter;
+      const bool filtered = f > 0 && p_.tensors[static_cast<size_t>(f)].sparse && pieces_[static_cast<size_t>(f)].sparse &&
+                            pieces_[static_cast<size_t>(f)].box;
+      if (filtered) {
+        const int64_t lo = (*pieces_[static_cast<size_t>(f)].box)[static_cast<size_t>(u.rowFilterDim)].lo;
+        for (int64_t c : coordinatesOf(*pieces_[static_cast<size_t>(f)].sparse, u.rowFilterDim, lo))
+          if (c >= r.lo && c < r.hi) rows.push_back(c);
+      } else {
+        for (int64_t c = r.lo; c < r.hi; c++) rows.push_back(c);
+      }
+    }
+    SparseFetchStats fs;
+    TensorBase got = fetchSparseRows(u, pieces_[t].sparse, pieces_[t].box, mine, want, rows, fs);
+    stats_.bytesSent[t] += fs.bytesSent;
+    stats_.bytesReceived[t] += fs.bytesReceived;
+    stats_.messages[t] += fs.messages;
+    if (mine) {
+      fetched_.push_back(got);
+      leaf_.bindSparse(t, fetched_.back());
+    }
+    stats_.commSeconds += since(t0);
   }
 
   /// Loop values (block indices) of rank q at the step `digits`.
@@ -517,6 +567,7 @@ class Run {
   std::vector<Buffer> cur_, next_, scratch_;
   std::vector<bool> aliasedOutput_;
   bool pieceFresh_ = false;  ///< the output piece is not yet zeroed nor written
+  std::deque<TensorBase> fetched_;  ///< sparse rows fetched for this run (bound to the leaf)
   ExecStats stats_;
 };
 

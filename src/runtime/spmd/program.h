@@ -59,8 +59,12 @@ struct TensorUse {
   Grid grid;                  ///< the grid its distribution refers to
   Distribution distribution;  ///< none: replicated on every rank
   bool sparse = false;        ///< its pieces are sparse tensors (never copied: owner computes)
-  /// A sparse output's format: each rank's leaf assembles its piece in it.
+  /// A sparse tensor's format (an output's: each rank's leaf assembles its piece in it).
   std::optional<Format> sparseFormat;
+  /// When the right-hand side is one product term: another input indexed (in its dimension
+  /// rowFilterDim) by this tensor's first index. Only the rows whose coordinates it holds
+  /// contribute, so a sparse fetch asks for those alone (SpGEMM's rows of the right operand).
+  int rowFilter = -1, rowFilterDim = -1;
   /// Per rank, its piece's box, when the data decides them (a partition by non-zeros);
   /// empty: from the distribution.
   std::vector<std::optional<std::vector<Extent>>> dataPieces;
