@@ -113,6 +113,21 @@ std::optional<Format> sparseFormatOf(const TensorUse& u, const ExpressionArgs& a
   return Format::parse("d" + std::string(static_cast<size_t>(u.order - 1), 's'));
 }
 
+/// The largest block's non-zeros over the mean when `t`'s rows are cut into `parts` equal
+/// blocks (1: balanced). The tool's default moves a sparse operand whose rows are this
+/// skewed to blocks of about equal non-zeros (SpDISTAL's ~x).
+double rowBlockImbalance(const CooData& t, int parts) {
+  if (t.nnz() == 0 || parts < 2 || t.dims[0] == 0) return 1.0;
+  std::vector<int64_t> perBlock(static_cast<size_t>(parts), 0);
+  const int64_t size = (t.dims[0] + parts - 1) / parts;  // as blockOf and divide() cut
+  for (int64_t x = 0; x < t.nnz(); x++) perBlock[static_cast<size_t>(t.coords[static_cast<size_t>(x * t.order())] / size)]++;
+  const int64_t most = *std::max_element(perBlock.begin(), perBlock.end());
+  return static_cast<double>(most) * parts / static_cast<double>(t.nnz());
+}
+
+/// Equal row blocks this unbalanced make the tool's default a partition by non-zeros.
+constexpr double kSkewedRows = 1.25;
+
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -224,6 +239,7 @@ int runDistributed(const DistributedRunOptions& opt) {
         inputs.emplace(u.name, std::move(coo));
       }
       std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, vars);
+      bool skewChecked = false;  // the first sparse operand without -d decides
       for (const TensorUse& u : args.uses) {
         const std::vector<int64_t>& dims = u.isOutput ? outDims : inputs.at(u.name).dims;
         auto [dist, grid] = placementOf(u.name, u.order, machine, dists);
@@ -233,6 +249,16 @@ int runDistributed(const DistributedRunOptions& opt) {
                               ? std::optional<Format>(args.formats.at(u.name))
                               : std::nullopt)
                        : sparseFormatOf(u, args, inputs.at(u.name), dist);
+        if (sparse && !u.isOutput && !dists.count(u.name) && !skewChecked) {
+          skewChecked = true;
+          if (rowBlockImbalance(inputs.at(u.name), machine.grid.size()) > kSkewedRows) {
+            dist = Distribution::parse(std::string("abcdefghijklmnop").substr(0, static_cast<size_t>(u.order)) + "->~a");
+            if (worldRank() == 0 && opt.timeReps > 0)
+              std::fprintf(stderr, "distribution: %s %s (its rows are skewed: equal row blocks would give one rank "
+                                   "%.1fx the mean non-zeros)\n",
+                           u.name.c_str(), dist.str().c_str(), rowBlockImbalance(inputs.at(u.name), machine.grid.size()));
+          }
+        }
         DistTensor t = sparse ? DistTensor(u.name, dims, dist.defined() ? dist.str() : "", grid, *sparse)
                               : DistTensor(u.name, dims, dist, grid);
         if (!u.isOutput) t.setFromCoo(inputs.at(u.name));

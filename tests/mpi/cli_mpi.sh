@@ -306,6 +306,14 @@ sparse)
       m = v[$1] < 0 ? -v[$1] : v[$1]; if (d > 1e-12 * (1 + m)) bad = 1; n++ } END { exit bad || n != length(v) }' rows.tns fused.tns
   then pass; else fail "the three SpMV outputs differ"; fi
   expect_check spmm-default-schedule 3 run "A(i,k) = B(i,j) * C(j,k)" -m 3 -i B:S.mtx -g C:dense:7,5
+  # No -d: S's heavy row 2 makes equal row blocks unbalanced, so B's default is ~ (by
+  # non-zeros), said under --time; a balanced matrix keeps equal rows.
+  expect_check skewed-default 4 run "$SPMV" -m 4 -i B:S.mtx -g c:dense:7 --time
+  CASE=skewed-default-said
+  if grep -q '^distribution: B ab->~a (its rows are skewed' err.txt; then pass; else fail "no default ~ line: $(cat err.txt)"; fi
+  expect_check balanced-default 4 run "$SPMV" -m 4 -g B:banded:40,2 -g c:dense:40 --time
+  CASE=balanced-default-said
+  if grep -q '^distribution:' err.txt; then fail "a banded matrix was called skewed"; else pass; fi
   expect_check spmv-csr-forced 2 run "$SPMV" -m 2 -f B:ds -g B:uniform:20,9,3 -g c:dense:9
   expect_bad nonzero-partition-of-dense 4 "every level of B is dense" \
     run "$SPMV" -m 4 -f B:dd -d 'B:xy->~x' -i B:S.mtx -g c:dense:7
