@@ -41,6 +41,8 @@ class LineReader {
   bool compressed() const { return gz_ != nullptr; }
   /// Bytes read so far (decompressed bytes for .gz), for progress reports.
   int64_t bytesRead() const { return read_; }
+  /// Byte offset of the next line (bytes before it; decompressed bytes for .gz).
+  int64_t offset() const { return read_ - static_cast<int64_t>(end_ - begin_); }
   const std::string& path() const { return path_; }
 
  private:

@@ -17,6 +17,7 @@
 #include <random>
 
 #include "io/io_util.h"
+#include "io/text_entries.h"
 #include "tessel/binary_format.h"
 #include "tessel/error.h"
 #include "tessel/io.h"
@@ -316,6 +317,28 @@ void AtomicFileWriter::flush() {
   buf_.clear();
 }
 
+void appendInt(std::string& out, int64_t v) {
+  char tmp[24];
+  auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+  out.append(tmp, static_cast<size_t>(r.ptr - tmp));
+}
+
+void appendDouble(std::string& out, double v) {
+  // to_chars with a precision is specified to match printf's %.17g.
+  char tmp[64];
+  auto r = std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::general, 17);
+  out.append(tmp, static_cast<size_t>(r.ptr - tmp));
+}
+
+void appendEntryLine(std::string& out, const int64_t* coords, int order, double value) {
+  for (int m = 0; m < order; ++m) {
+    appendInt(out, coords[m] + 1);
+    out += ' ';
+  }
+  appendDouble(out, value);
+  out += '\n';
+}
+
 void AtomicFileWriter::writeInt(int64_t v) {
   char tmp[24];
   auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
@@ -323,10 +346,9 @@ void AtomicFileWriter::writeInt(int64_t v) {
 }
 
 void AtomicFileWriter::writeDouble(double v) {
-  // to_chars with a precision is specified to match printf's %.17g.
-  char tmp[64];
-  auto r = std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::general, 17);
-  write(std::string_view(tmp, static_cast<size_t>(r.ptr - tmp)));
+  std::string s;
+  appendDouble(s, v);
+  write(s);
 }
 
 void AtomicFileWriter::commit() {
