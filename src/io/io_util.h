@@ -141,6 +141,11 @@ void addFatalSignalHook(void (*hook)() noexcept);
 /// kStaleTempSeconds) in `dir` ("" or ending in '/'); once per directory per process.
 void sweepStaleTemporaries(const std::string& dir);
 
+/// Creates a uniquely named temporary next to `path` (".BASE" kTempMarker "PID.N.HEX",
+/// mode 0666 & ~umask, registered for removal by the fatal-signal handlers: `slot`) and
+/// returns its descriptor, open for writing. FileError when it cannot.
+int createTemporary(const std::string& path, std::string& tmp, int& slot);
+
 /// Output file that appears under its final name only when complete: data goes to a
 /// uniquely named temporary in the same directory, which commit() flushes to disk
 /// (fsync) and renames over the target, then syncs the directory. Destroying an
