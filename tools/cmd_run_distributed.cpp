@@ -1,5 +1,6 @@
-// The distributed `tessel run`: every rank parses the same arguments and reads the same
-// inputs (keeping its pieces), the kernel runs SPMD, rank 0 gathers, prints and writes.
+// The distributed `tessel run`: every rank parses the same arguments, reads its byte range
+// of each input file (entries then go to their owners), the kernel runs SPMD, every rank
+// writes its piece of -o into one file; rank 0 gathers only to --check or print a scalar.
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -99,8 +100,8 @@ std::pair<Distribution, Grid> placementOf(const std::string& name, int order, co
 /// has a sparse level; else, for a matrix or higher-order input that is sparse (fewer
 /// entries than its volume) or distributed by non-zeros, the tool's default (dense rows,
 /// compressed below: CSR for a matrix). Nothing: dense pieces (-f NAME:dd forces them).
-std::optional<Format> sparseFormatOf(const TensorUse& u, const ExpressionArgs& args, const CooData& data,
-                                     const Distribution& dist) {
+std::optional<Format> sparseFormatOf(const TensorUse& u, const ExpressionArgs& args, const std::vector<int64_t>& dims,
+                                     int64_t nnz, const Distribution& dist) {
   if (args.formats.count(u.name)) {
     const Format& f = args.formats.at(u.name);
     if (f.isAllDense()) return std::nullopt;
@@ -108,8 +109,8 @@ std::optional<Format> sparseFormatOf(const TensorUse& u, const ExpressionArgs& a
   }
   if (u.order < 2) return std::nullopt;
   long double volume = 1;
-  for (int64_t n : data.dims) volume *= static_cast<long double>(n);
-  if (!dist.byNonZeros() && static_cast<long double>(data.nnz()) >= volume) return std::nullopt;
+  for (int64_t n : dims) volume *= static_cast<long double>(n);
+  if (!dist.byNonZeros() && static_cast<long double>(nnz) >= volume) return std::nullopt;
   return Format::parse("d" + std::string(static_cast<size_t>(u.order - 1), 's'));
 }
 
@@ -176,7 +177,8 @@ void checkDistributed(const std::string& expr, const std::map<std::string, CooDa
 int runDistributed(const DistributedRunOptions& opt) {
   Machine machine;
   std::vector<DistTensor> tensors;
-  std::map<std::string, CooData> inputs;  // every rank reads every input (rank 0 also checks with them)
+  std::map<std::string, CooData> inputs;  // generated inputs (every rank), and on rank 0 the files for --check
+  std::map<std::string, TensorFilePart> parts;  // this rank's share of each input file (read in parallel)
   std::shared_ptr<DistributedKernel> kernel;
   std::string outName, outPath;
   int outOrder = 0;
@@ -216,8 +218,11 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (const TensorUse& u : args.uses) {
         if (u.isOutput) continue;
         CooData coo;
-        if (files.count(u.name)) coo = readTensorFile(files.at(u.name)).data;
-        else if (specs.count(u.name)) coo = generateFromSpec(specs.at(u.name), seed++);
+        if (files.count(u.name)) {  // collective: every rank reads its byte range
+          TensorFilePart& part = parts[u.name] = readTensorFilePart(files.at(u.name));
+          if (opt.check && worldRank() == 0) coo = readTensorFile(files.at(u.name)).data;
+          else coo.dims = part.entries.dims;
+        } else if (specs.count(u.name)) coo = generateFromSpec(specs.at(u.name), seed++);
         else throw UsageError("no input for tensor '" + u.name + "' (use -i " + u.name + ":FILE or -g " + u.name + ":KIND:ARGS)");
         if (coo.order() != u.order)
           throw DimensionError("the input for " + u.name + " has order " + std::to_string(coo.order()) + ", but " +
@@ -229,12 +234,21 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (const TensorUse& u : args.uses) {
         const std::vector<int64_t>& dims = u.isOutput ? outDims : inputs.at(u.name).dims;
         auto [dist, grid] = placementOf(u.name, u.order, machine, dists);
-        std::optional<Format> sparse = u.isOutput ? std::nullopt : sparseFormatOf(u, args, inputs.at(u.name), dist);
+        const int64_t nnz = u.isOutput ? 0 : parts.count(u.name) ? parts.at(u.name).totalEntries : inputs.at(u.name).nnz();
+        std::optional<Format> sparse = u.isOutput ? std::nullopt : sparseFormatOf(u, args, dims, nnz, dist);
         DistTensor t = sparse ? DistTensor(u.name, dims, dist.defined() ? dist.str() : "", grid, *sparse)
                               : DistTensor(u.name, dims, dist, grid);
-        if (!u.isOutput) t.setFromCoo(inputs.at(u.name));
         tensors.push_back(t);
       }
+    });
+    // Placing talks to the other ranks (entries go to their owners): a phase of its own,
+    // after every rank made its tensors.
+    agreePhase([&] {
+      for (DistTensor& t : tensors) {
+        if (parts.count(t.name())) t.setFromParts(parts.at(t.name()).entries);
+        else if (inputs.count(t.name())) t.setFromCoo(inputs.at(t.name()));
+      }
+      parts.clear();
     });
     // Compiling talks to the other ranks (one rank of each node compiles the leaf while
     // the others wait for it), so it is a phase of its own: a rank that failed above (a
@@ -250,13 +264,14 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (int r = 0; r < std::max(1, opt.timeReps); r++) runs.push_back(kernel->run(tensors));
     });
     CooData result;
-    collectivePhase([&] { result = tensors[0].gather(); });
+    // -o is written by every rank in parallel; rank 0 gathers only to check or print.
+    if (opt.check || outOrder == 0) collectivePhase([&] { result = tensors[0].gather(); });
+    if (!outPath.empty()) agreePhase([&] { tensors[0].write(outPath); });
     agreePhase([&] {
       if (worldRank() != 0) return;
       if (opt.timeReps > 0) reportTimes(runs, kernel->schedule(), machine);
       if (opt.commStats) reportCommStats(runs.back(), machine);
       if (opt.check) checkDistributed(opt.expr, inputs, result);
-      if (!outPath.empty()) writeTensorFile(outPath, result);
       if (outOrder == 0) std::printf("%.17g\n", result.values.empty() ? 0.0 : result.values[0]);
     });
   } catch (const ExitCode& e) {
