@@ -1,5 +1,6 @@
-// The distributed `tessel run`: every rank parses the same arguments and reads the same
-// inputs (keeping its pieces), the kernel runs SPMD, rank 0 gathers, prints and writes.
+// The distributed `tessel run`: every rank parses the same arguments, reads its byte range
+// of each input file (entries then go to their owners), the kernel runs SPMD, every rank
+// writes its piece of -o into one file; rank 0 gathers only to --check or print a scalar.
 #include <algorithm>
 #include <chrono>
 #include <climits>
@@ -99,8 +100,8 @@ std::pair<Distribution, Grid> placementOf(const std::string& name, int order, co
 /// has a sparse level; else, for a matrix or higher-order input that is sparse (fewer
 /// entries than its volume) or distributed by non-zeros, the tool's default (dense rows,
 /// compressed below: CSR for a matrix). Nothing: dense pieces (-f NAME:dd forces them).
-std::optional<Format> sparseFormatOf(const TensorUse& u, const ExpressionArgs& args, const CooData& data,
-                                     const Distribution& dist) {
+std::optional<Format> sparseFormatOf(const TensorUse& u, const ExpressionArgs& args, const std::vector<int64_t>& dims,
+                                     int64_t nnz, const Distribution& dist) {
   if (args.formats.count(u.name)) {
     const Format& f = args.formats.at(u.name);
     if (f.isAllDense()) return std::nullopt;
@@ -108,25 +109,47 @@ std::optional<Format> sparseFormatOf(const TensorUse& u, const ExpressionArgs& a
   }
   if (u.order < 2) return std::nullopt;
   long double volume = 1;
-  for (int64_t n : data.dims) volume *= static_cast<long double>(n);
-  if (!dist.byNonZeros() && static_cast<long double>(data.nnz()) >= volume) return std::nullopt;
+  for (int64_t n : dims) volume *= static_cast<long double>(n);
+  if (!dist.byNonZeros() && static_cast<long double>(nnz) >= volume) return std::nullopt;
   return Format::parse("d" + std::string(static_cast<size_t>(u.order - 1), 's'));
 }
 
-/// The largest block's non-zeros over the mean when `t`'s rows are cut into `parts` equal
-/// blocks (1: balanced). The tool's default moves a sparse operand whose rows are this
-/// skewed to blocks of about equal non-zeros (SpDISTAL's ~x).
-double rowBlockImbalance(const CooData& t, int parts) {
-  if (t.nnz() == 0 || parts < 2 || t.dims[0] == 0) return 1.0;
+/// The largest block's non-zeros over the mean when the rows of `t` (its entries: this
+/// rank's share of a file read in parallel, else all of them) are cut into equal blocks,
+/// one per rank (1: balanced). Collective when `shared`.
+double rowBlockImbalance(const CooData& t, int parts, bool shared) {
+  if (parts < 2 || t.dims.empty() || t.dims[0] == 0) return 1.0;
   std::vector<int64_t> perBlock(static_cast<size_t>(parts), 0);
   const int64_t size = (t.dims[0] + parts - 1) / parts;  // as blockOf and divide() cut
   for (int64_t x = 0; x < t.nnz(); x++) perBlock[static_cast<size_t>(t.coords[static_cast<size_t>(x * t.order())] / size)]++;
-  const int64_t most = *std::max_element(perBlock.begin(), perBlock.end());
-  return static_cast<double>(most) * parts / static_cast<double>(t.nnz());
+  int64_t most = 0, all = 0;
+  for (int64_t& n : perBlock) {
+    if (shared) n = sumOverRanks(n);
+    most = std::max(most, n);
+    all += n;
+  }
+  return all == 0 ? 1.0 : static_cast<double>(most) * parts / static_cast<double>(all);
 }
+
 
 /// Equal row blocks this unbalanced make the tool's default a partition by non-zeros.
 constexpr double kSkewedRows = 1.25;
+
+/// `t`, partitioned by non-zeros (SpDISTAL's ~) instead of equal row blocks when those
+/// would be unbalanced; said under --time. Collective.
+DistTensor byNonZerosIfSkewed(const DistTensor& t, const std::map<std::string, TensorFilePart>& parts,
+                              const std::map<std::string, CooData>& inputs, bool say) {
+  const bool shared = parts.count(t.name()) > 0;
+  const CooData& entries = shared ? parts.at(t.name()).entries : inputs.at(t.name());
+  const double imbalance = rowBlockImbalance(entries, t.grid().size(), shared);
+  if (imbalance <= kSkewedRows) return t;
+  const std::string letters = std::string("abcdefghijklmnop").substr(0, t.dims().size());
+  DistTensor skewed(t.name(), t.dims(), letters + "->~a", t.grid(), t.sparsePieceFormat());
+  if (say && worldRank() == 0)
+    std::fprintf(stderr, "distribution: %s %s (its rows are skewed: equal row blocks would give one rank %.1fx the "
+                         "mean non-zeros)\n", t.name().c_str(), skewed.distribution().str().c_str(), imbalance);
+  return skewed;
+}
 
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
@@ -191,8 +214,10 @@ void checkDistributed(const std::string& expr, const std::map<std::string, CooDa
 int runDistributed(const DistributedRunOptions& opt) {
   Machine machine;
   std::vector<DistTensor> tensors;
-  std::map<std::string, CooData> inputs;  // every rank reads every input (rank 0 also checks with them)
+  std::map<std::string, CooData> inputs;  // generated inputs (every rank), and on rank 0 the files for --check
+  std::map<std::string, TensorFilePart> parts;  // this rank's share of each input file (read in parallel)
   std::shared_ptr<DistributedKernel> kernel;
+  std::string skewCandidate;  // the first sparse input without -d: by non-zeros when its rows are skewed
   std::string outName, outPath;
   int outOrder = 0;
   try {
@@ -229,8 +254,9 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (const TensorUse& u : args.uses) {
         if (u.isOutput) continue;
         CooData coo;
-        if (files.count(u.name)) coo = readTensorFile(files.at(u.name)).data;
-        else if (specs.count(u.name)) coo = generateFromSpec(specs.at(u.name), seed++);
+        if (files.count(u.name)) {  // collective: every rank reads its byte range (--check: below)
+          coo.dims = (parts[u.name] = readTensorFilePart(files.at(u.name))).entries.dims;
+        } else if (specs.count(u.name)) coo = generateFromSpec(specs.at(u.name), seed++);
         else throw UsageError("no input for tensor '" + u.name + "' (use -i " + u.name + ":FILE or -g " + u.name + ":KIND:ARGS)");
         if (coo.order() != u.order)
           throw DimensionError("the input for " + u.name + " has order " + std::to_string(coo.order()) + ", but " +
@@ -238,32 +264,39 @@ int runDistributed(const DistributedRunOptions& opt) {
         vars.emplace(u.name, TensorVar(u.name, Datatype::Float64, coo.dims, DenseFormat(u.order)));
         inputs.emplace(u.name, std::move(coo));
       }
+      // Rank 0's whole copies for --check, after every collective read: a failure here is
+      // rank 0's alone, and meets the others in this phase's agreement.
+      if (opt.check && worldRank() == 0)
+        for (const auto& [name, path] : files)
+          if (inputs.count(name)) inputs.at(name) = readTensorFile(path).data;
       std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, vars);
-      bool skewChecked = false;  // the first sparse operand without -d decides
       for (const TensorUse& u : args.uses) {
         const std::vector<int64_t>& dims = u.isOutput ? outDims : inputs.at(u.name).dims;
         auto [dist, grid] = placementOf(u.name, u.order, machine, dists);
+        const int64_t nnz = u.isOutput ? 0 : parts.count(u.name) ? parts.at(u.name).totalEntries : inputs.at(u.name).nnz();
         // An output is sparse when -f says so (each rank assembles its piece).
         std::optional<Format> sparse =
             u.isOutput ? (args.formats.count(u.name) && !args.formats.at(u.name).isAllDense()
                               ? std::optional<Format>(args.formats.at(u.name))
                               : std::nullopt)
-                       : sparseFormatOf(u, args, inputs.at(u.name), dist);
-        if (sparse && !u.isOutput && !dists.count(u.name) && !skewChecked) {
-          skewChecked = true;
-          if (rowBlockImbalance(inputs.at(u.name), machine.grid.size()) > kSkewedRows) {
-            dist = Distribution::parse(std::string("abcdefghijklmnop").substr(0, static_cast<size_t>(u.order)) + "->~a");
-            if (worldRank() == 0 && opt.timeReps > 0)
-              std::fprintf(stderr, "distribution: %s %s (its rows are skewed: equal row blocks would give one rank "
-                                   "%.1fx the mean non-zeros)\n",
-                           u.name.c_str(), dist.str().c_str(), rowBlockImbalance(inputs.at(u.name), machine.grid.size()));
-          }
-        }
+                       : sparseFormatOf(u, args, dims, nnz, dist);
+        if (sparse && !u.isOutput && !dists.count(u.name) && skewCandidate.empty() && u.order >= 2)
+          skewCandidate = u.name;  // decided once its entries are counted (next phase)
         DistTensor t = sparse ? DistTensor(u.name, dims, dist.defined() ? dist.str() : "", grid, *sparse)
                               : DistTensor(u.name, dims, dist, grid);
-        if (!u.isOutput) t.setFromCoo(inputs.at(u.name));
         tensors.push_back(t);
       }
+    });
+    // Placing talks to the other ranks (entries go to their owners): a phase of its own,
+    // after every rank made its tensors.
+    agreePhase([&] {
+      for (DistTensor& t : tensors)
+        if (t.name() == skewCandidate) t = byNonZerosIfSkewed(t, parts, inputs, opt.timeReps > 0);
+      for (DistTensor& t : tensors) {
+        if (parts.count(t.name())) t.setFromParts(parts.at(t.name()).entries);
+        else if (inputs.count(t.name())) t.setFromCoo(inputs.at(t.name()));
+      }
+      parts.clear();
     });
     // Compiling talks to the other ranks (one rank of each node compiles the leaf while
     // the others wait for it), so it is a phase of its own: a rank that failed above (a
@@ -279,13 +312,14 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (int r = 0; r < std::max(1, opt.timeReps); r++) runs.push_back(kernel->run(tensors));
     });
     CooData result;
-    collectivePhase([&] { result = tensors[0].gather(); });
+    // -o is written by every rank in parallel; rank 0 gathers only to check or print.
+    if (opt.check || outOrder == 0) collectivePhase([&] { result = tensors[0].gather(); });
+    if (!outPath.empty()) agreePhase([&] { tensors[0].write(outPath); });
     agreePhase([&] {
       if (worldRank() != 0) return;
       if (opt.timeReps > 0) reportTimes(runs, kernel->schedule(), machine);
       if (opt.commStats) reportCommStats(runs.back(), machine);
       if (opt.check) checkDistributed(opt.expr, inputs, result);
-      if (!outPath.empty()) writeTensorFile(outPath, result);
       if (outOrder == 0) std::printf("%.17g\n", result.values.empty() ? 0.0 : result.values[0]);
     });
   } catch (const ExitCode& e) {

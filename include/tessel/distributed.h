@@ -54,8 +54,22 @@ int worldSize();
 void finalizeDistributed();
 /// Collective: the largest (`largest`) or smallest value over all ranks.
 int64_t reduceOverRanks(int64_t v, bool largest);
+/// Collective: the sum of `v` over all ranks.
+int64_t sumOverRanks(int64_t v);
 /// Ends every rank with `code`, printing `message` (one line) from this one. Not collective.
 [[noreturn]] void abortAllRanks(int code, const std::string& message);
+
+/// A rank's share of a tensor file read in parallel (readTensorFilePart).
+struct TensorFilePart {
+  CooData entries;           ///< dims: the whole tensor's; entries: this rank's share, in file order
+  int64_t totalEntries = 0;  ///< entries over all ranks (duplicates and mirrored symmetric entries counted)
+};
+/// Collective: reads a .mtx or .tns file in parallel (SuperTaco §4.4). Each rank parses
+/// the lines whose first byte lies in its byte range of the file; together, rank by rank,
+/// the shares are readTensorFile's entries in its order, and a bad line fails every rank
+/// with the serial reader's "path:line" message. .gz, .tsb and .mtx array files are read
+/// whole by every rank, which keeps an equal share.
+TensorFilePart readTensorFilePart(const std::string& path);
 
 /// A dense float64 tensor whose pieces live on the ranks that own them: this rank holds
 /// its piece (row-major over its box) or nothing. A handle: copies share the piece.
@@ -97,6 +111,24 @@ class DistTensor {
   /// passes the same data, e.g. each read the same file). A sparse tensor's pieces follow
   /// its non-zeros under a distribution by non-zeros.
   void setFromCoo(const CooData& global);
+  /// Collective: every rank passes a share of the entries; the pieces are those
+  /// setFromCoo gives for the shares' concatenation in rank order (duplicates summed in
+  /// that order), found by sending each entry to the ranks holding it. A partition by
+  /// non-zeros learns the global counts it needs by reductions (O(dimension) counters per
+  /// rank), never by holding the whole tensor. DimensionError when dims differ.
+  void setFromParts(const CooData& share);
+  /// Collective: readTensorFilePart(path), then setFromParts; DimensionError naming the
+  /// tensor when the file's dims differ from this tensor's.
+  void read(const std::string& path);
+  /// Collective: writes the tensor's non-zeros (dense) or stored entries (sparse) to one
+  /// .mtx or .tns file, byte for byte what writeTensorFile of the gathered entries
+  /// (row-major order) writes: each rank formats its piece (a replicated piece: the lowest
+  /// rank holding it) and writes it at its offset (an exclusive scan of byte counts) into a
+  /// temporary next to `path`, renamed into place once every rank succeeded; on any
+  /// failure every rank throws and neither the temporary nor a partial `path` remains.
+  /// Pieces not in row-major order across ranks are first moved to row blocks. .tsb and
+  /// scalars are gathered to rank 0 and written there.
+  void write(const std::string& path) const;
   /// Collective: rank 0 gets every entry (non-zeros, in row-major order), the others an
   /// empty CooData of the same dims.
   CooData gather() const;

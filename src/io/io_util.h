@@ -41,6 +41,8 @@ class LineReader {
   bool compressed() const { return gz_ != nullptr; }
   /// Bytes read so far (decompressed bytes for .gz), for progress reports.
   int64_t bytesRead() const { return read_; }
+  /// Byte offset of the next line (bytes before it; decompressed bytes for .gz).
+  int64_t offset() const { return read_ - static_cast<int64_t>(end_ - begin_); }
   const std::string& path() const { return path_; }
 
  private:
@@ -138,6 +140,11 @@ void addFatalSignalHook(void (*hook)() noexcept);
 /// Removes stale temporaries (kTempMarker names, writer dead, older than
 /// kStaleTempSeconds) in `dir` ("" or ending in '/'); once per directory per process.
 void sweepStaleTemporaries(const std::string& dir);
+
+/// Creates a uniquely named temporary next to `path` (".BASE" kTempMarker "PID.N.HEX",
+/// mode 0666 & ~umask, registered for removal by the fatal-signal handlers: `slot`) and
+/// returns its descriptor, open for writing. FileError when it cannot.
+int createTemporary(const std::string& path, std::string& tmp, int& slot);
 
 /// Output file that appears under its final name only when complete: data goes to a
 /// uniquely named temporary in the same directory, which commit() flushes to disk

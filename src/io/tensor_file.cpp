@@ -17,6 +17,7 @@
 #include <random>
 
 #include "io/io_util.h"
+#include "io/text_entries.h"
 #include "tessel/binary_format.h"
 #include "tessel/error.h"
 #include "tessel/io.h"
@@ -244,12 +245,12 @@ bool equalsIgnoreCase(std::string_view a, std::string_view b) {
 // ---------------------------------------------------------------------------------------
 // AtomicFileWriter
 
-AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
+int createTemporary(const std::string& path, std::string& tmp, int& slot) {
   size_t slash = path.rfind('/');
-  dir_ = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  const std::string dir = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
   std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
   if (base.empty()) throw FileError(path, "not a file name");
-  sweepStaleTemporaries(dir_);
+  sweepStaleTemporaries(dir);
   static std::atomic<uint64_t> counter{0};
   thread_local std::mt19937_64 rng(std::random_device{}() ^
                                    static_cast<uint64_t>(
@@ -260,24 +261,28 @@ AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
     std::snprintf(suffix, sizeof suffix, "%ld.%llu.%08llx", static_cast<long>(::getpid()),
                   static_cast<unsigned long long>(counter.fetch_add(1)),
                   static_cast<unsigned long long>(rng() & 0xffffffffu));
-    tmp_ = dir_ + "." + base + kTempMarker + suffix;
+    tmp = dir + "." + base + kTempMarker + suffix;
     // Registered before it exists: a signal between creating and registering would leave
     // it behind (the name holds our pid, so no other live process owns a file by it).
-    slot_ = registerTemporary(tmp_);
-    fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd_ >= 0) break;
+    slot = registerTemporary(tmp);
+    int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd >= 0) return fd;
     int err = errno;
-    unregisterTemporary(slot_);
-    slot_ = -1;
+    unregisterTemporary(slot);
+    slot = -1;
     if (err != EEXIST) {
-      tmp_.clear();
+      tmp.clear();
       throw FileError(path, std::string("cannot create file: ") + std::strerror(err));
     }
   }
-  if (fd_ < 0) {
-    tmp_.clear();
-    throw FileError(path, "cannot create a unique temporary file");
-  }
+  tmp.clear();
+  throw FileError(path, "cannot create a unique temporary file");
+}
+
+AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
+  size_t slash = path.rfind('/');
+  dir_ = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
+  fd_ = createTemporary(path, tmp_, slot_);
   buf_.reserve(kFlushAt + 4096);
 }
 
@@ -316,6 +321,28 @@ void AtomicFileWriter::flush() {
   buf_.clear();
 }
 
+void appendInt(std::string& out, int64_t v) {
+  char tmp[24];
+  auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
+  out.append(tmp, static_cast<size_t>(r.ptr - tmp));
+}
+
+void appendDouble(std::string& out, double v) {
+  // to_chars with a precision is specified to match printf's %.17g.
+  char tmp[64];
+  auto r = std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::general, 17);
+  out.append(tmp, static_cast<size_t>(r.ptr - tmp));
+}
+
+void appendEntryLine(std::string& out, const int64_t* coords, int order, double value) {
+  for (int m = 0; m < order; ++m) {
+    appendInt(out, coords[m] + 1);
+    out += ' ';
+  }
+  appendDouble(out, value);
+  out += '\n';
+}
+
 void AtomicFileWriter::writeInt(int64_t v) {
   char tmp[24];
   auto r = std::to_chars(tmp, tmp + sizeof tmp, v);
@@ -323,10 +350,9 @@ void AtomicFileWriter::writeInt(int64_t v) {
 }
 
 void AtomicFileWriter::writeDouble(double v) {
-  // to_chars with a precision is specified to match printf's %.17g.
-  char tmp[64];
-  auto r = std::to_chars(tmp, tmp + sizeof tmp, v, std::chars_format::general, 17);
-  write(std::string_view(tmp, static_cast<size_t>(r.ptr - tmp)));
+  std::string s;
+  appendDouble(s, v);
+  write(s);
 }
 
 void AtomicFileWriter::commit() {

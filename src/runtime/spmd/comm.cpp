@@ -134,6 +134,71 @@ void nodeLeaderFirst(const std::string&, void (*fn)(void*), void* arg) {
   if (nodeRank != 0) fn(arg);  // a cache hit now (or the same error as the leader)
 }
 
+std::vector<int64_t> allGather(int64_t v) {
+  if (!started()) return {v};
+  std::vector<long long> all(static_cast<size_t>(size()));
+  long long mine = v;
+  check(MPI_Allgather(&mine, 1, MPI_LONG_LONG, all.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD), "MPI_Allgather");
+  return std::vector<int64_t>(all.begin(), all.end());
+}
+
+namespace {
+void reduceVector(std::vector<int64_t>& v, MPI_Op op) {
+  if (!started() || v.empty()) return;
+  static_assert(sizeof(long long) == sizeof(int64_t));
+  for (size_t at = 0; at < v.size(); at += static_cast<size_t>(kMaxPiece)) {
+    int n = static_cast<int>(std::min<size_t>(static_cast<size_t>(kMaxPiece), v.size() - at));
+    check(MPI_Allreduce(MPI_IN_PLACE, v.data() + at, n, MPI_LONG_LONG, op, MPI_COMM_WORLD), "MPI_Allreduce");
+  }
+}
+}  // namespace
+
+void sumOver(std::vector<int64_t>& v) { reduceVector(v, MPI_SUM); }
+void maxOver(std::vector<int64_t>& v) { reduceVector(v, MPI_MAX); }
+void minOver(std::vector<int64_t>& v) { reduceVector(v, MPI_MIN); }
+
+std::string broadcast(int root, const std::string& text) {
+  if (!started()) return text;
+  long long n = static_cast<long long>(text.size());
+  check(MPI_Bcast(&n, 1, MPI_LONG_LONG, root, MPI_COMM_WORLD), "MPI_Bcast");
+  std::string out = rank() == root ? text : std::string(static_cast<size_t>(n), '\0');
+  if (n > 0) check(MPI_Bcast(out.data(), static_cast<int>(n), MPI_CHAR, root, MPI_COMM_WORLD), "MPI_Bcast");
+  return out;
+}
+
+std::vector<std::vector<char>> allToAll(const std::vector<std::vector<char>>& out) {
+  if (!started()) return out;
+  const int p = size();
+  std::vector<long long> sendCounts(static_cast<size_t>(p)), recvCounts(static_cast<size_t>(p));
+  for (int q = 0; q < p; q++) sendCounts[static_cast<size_t>(q)] = static_cast<long long>(out[static_cast<size_t>(q)].size());
+  check(MPI_Alltoall(sendCounts.data(), 1, MPI_LONG_LONG, recvCounts.data(), 1, MPI_LONG_LONG, MPI_COMM_WORLD),
+        "MPI_Alltoall");
+  std::vector<std::vector<char>> in(static_cast<size_t>(p));
+  std::vector<MPI_Request> reqs;
+  // Pieces of at most kMaxPiece bytes, in order under one tag: MPI keeps their order.
+  auto post = [&](bool send, int q, char* data, int64_t count) {
+    int64_t at = 0;
+    do {
+      int n = static_cast<int>(std::min(kMaxPiece, count - at));
+      MPI_Request r;
+      check(send ? MPI_Isend(data + at, n, MPI_BYTE, q, 7200, MPI_COMM_WORLD, &r)
+                 : MPI_Irecv(data + at, n, MPI_BYTE, q, 7200, MPI_COMM_WORLD, &r),
+            send ? "MPI_Isend" : "MPI_Irecv");
+      reqs.push_back(r);
+      at += n;
+    } while (at < count);
+  };
+  for (int q = 0; q < p; q++) {
+    in[static_cast<size_t>(q)].resize(static_cast<size_t>(recvCounts[static_cast<size_t>(q)]));
+    post(false, q, in[static_cast<size_t>(q)].data(), recvCounts[static_cast<size_t>(q)]);
+  }
+  for (int q = 0; q < p; q++)
+    post(true, q, const_cast<char*>(out[static_cast<size_t>(q)].data()), sendCounts[static_cast<size_t>(q)]);
+  int rc = MPI_Waitall(static_cast<int>(reqs.size()), reqs.data(), MPI_STATUSES_IGNORE);
+  check(rc, "MPI_Waitall");
+  return in;
+}
+
 void abortAll(int code, const std::string& message) {
   std::fprintf(stderr, "%s\n", message.c_str());
   std::fflush(stderr);
@@ -274,6 +339,12 @@ double sumOver(double v) { return v; }
 int64_t sumOver(int64_t v) { return v; }
 int64_t maxOver(int64_t v) { return v; }
 int minOver(int code) { return code; }
+std::vector<int64_t> allGather(int64_t v) { return {v}; }
+void sumOver(std::vector<int64_t>&) {}
+void maxOver(std::vector<int64_t>&) {}
+void minOver(std::vector<int64_t>&) {}
+std::string broadcast(int, const std::string& text) { return text; }
+std::vector<std::vector<char>> allToAll(const std::vector<std::vector<char>>& out) { return out; }
 void nodeLeaderFirst(const std::string&, void (*fn)(void*), void* arg) { fn(arg); }
 void abortAll(int code, const std::string& message) {
   std::fprintf(stderr, "%s\n", message.c_str());

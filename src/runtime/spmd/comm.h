@@ -35,6 +35,18 @@ int minOver(int code);
 /// a kernel into the shared cache), the others after it.
 void nodeLeaderFirst(const std::string& what, void (*fn)(void*), void* arg);
 
+/// Collective: every rank's `v`, in rank order.
+std::vector<int64_t> allGather(int64_t v);
+/// Collective: the element-wise sum (or max, min) over ranks of equally long vectors, in place.
+void sumOver(std::vector<int64_t>& v);
+void maxOver(std::vector<int64_t>& v);
+void minOver(std::vector<int64_t>& v);
+/// Collective: `root`'s text on every rank.
+std::string broadcast(int root, const std::string& text);
+/// Collective: rank q's `out[r]` lands in rank r's `in[q]` (bytes; any size: sent in
+/// pieces, not bound by MPI's int counts).
+std::vector<std::vector<char>> allToAll(const std::vector<std::vector<char>>& out);
+
 /// Ends every rank with `code` after printing `message` (one line) from this rank.
 [[noreturn]] void abortAll(int code, const std::string& message);
 /// MPI_Finalize when MPI was started (at exit of the tool).

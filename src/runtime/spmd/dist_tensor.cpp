@@ -3,6 +3,7 @@
 
 #include "runtime/spmd/box.h"
 #include "runtime/spmd/comm.h"
+#include "runtime/spmd/dist_tensor_impl.h"
 #include "runtime/spmd/executor.h"
 #include "runtime/spmd/sparse_pieces.h"
 #include "tessel/distributed.h"
@@ -11,17 +12,6 @@
 
 namespace tessel {
 
-struct DistTensor::Impl {
-  std::string name;
-  std::vector<int64_t> dims;
-  Distribution distribution;
-  Grid grid;
-  std::optional<std::vector<Extent>> piece;
-  std::vector<double> vals;
-  std::optional<Format> format;  ///< sparse: the pieces' format
-  TensorBase sparsePiece;
-  std::vector<std::optional<std::vector<Extent>>> dataPieces;  ///< by non-zeros: every rank's box
-};
 
 namespace {
 /// A tensor's name, dims and grid, checked (dims >= 0, the grid has the running ranks).
@@ -54,6 +44,7 @@ int worldRank() { return comm::rank(); }
 int worldSize() { return comm::size(); }
 void finalizeDistributed() { comm::finalize(); }
 int64_t reduceOverRanks(int64_t v, bool largest) { return largest ? comm::maxOver(v) : -comm::maxOver(-v); }
+int64_t sumOverRanks(int64_t v) { return comm::sumOver(v); }
 void abortAllRanks(int code, const std::string& message) { comm::abortAll(code, message); }
 
 Machine Machine::parse(const std::string& text, int threads) {

@@ -1,0 +1,36 @@
+// Distributed tensor files (SuperTaco §4.4-4.6): the pieces the parallel readers,
+// placement and writer share. Every function here is collective over all ranks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "tessel/coo.h"
+#include "tessel/distribution.h"
+#include "tessel/format.h"
+
+namespace tessel::spmd {
+
+/// Runs a step in which ranks do not talk, then agrees: when any rank failed, every rank
+/// throws the lowest failing rank's error (same type and message: FileError with its
+/// "path:line", MemoryLimitError, ...). Every rank must call it at the same point.
+void agreeOnFailure(const std::function<void()>& step);
+
+/// Sends entry e of `local` (coordinates and value) to every rank that `targets(e, out)`
+/// lists in `out` (cleared before each call). The result: what arrived, from rank 0's
+/// entries to the last rank's, each rank's in its order (so entries whose ranks held them
+/// in file order arrive in file order). dims are local's.
+CooData exchangeEntries(const CooData& local, const std::function<void(int64_t, std::vector<int>&)>& targets);
+
+/// Moves entries to rank-ordered blocks of the leading dimension, balanced by entries
+/// (the blocks a partition `xy->~x` over every rank would have; every duplicate of a
+/// coordinate on one rank), in arrival order. Costs a histogram of the leading dimension
+/// on every rank (dims[0] counters: O(rows) per rank, never the whole tensor's entries).
+CooData toRowBlocks(const CooData& local);
+
+/// The entries sorted lexicographically by coordinates (stable: equal ones keep order).
+CooData sortedLexicographically(const CooData& entries);
+
+}  // namespace tessel::spmd
