@@ -5,6 +5,7 @@
 //   mpirun -np 16 bench_distributed --kernel gemm --m 8192 --n 8192 --k 8192 [--algo summa|cannon|johnson]
 //   mpirun -np 16 bench_distributed --kernel ttv|ttm|mttkrp --n 600 [--l 64]
 //   mpirun -np 4 bench_distributed --kernel spmv [--matrix B.mtx | --rmat 18] [--dist rows|nz|fused]
+//   mpirun -np 4 bench_distributed --kernel spmm|spadd3|spgemm|sddmm [--matrix B.mtx | --rmat 16] [--dist ..] [--cols 64]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -44,6 +45,27 @@ double fillValue(const std::vector<int64_t>& c, int salt) {
   int64_t h = salt;
   for (int64_t x : c) h = h * 31 + x;
   return static_cast<double>((h * 2654435761LL) % 1000) / 1000.0 - 0.5;
+}
+
+/// B with each entry's column moved right by `shift` (mod the columns): SpAdd3's C and D,
+/// the same in bench_petsc_sparse.
+CooData shiftedColumns(const CooData& b, int64_t shift) {
+  CooData out = b;
+  for (int64_t e = 0; e < out.nnz(); e++) {
+    int64_t& j = out.coords[static_cast<size_t>(2 * e + 1)];
+    j = (j + shift) % out.dims[1];
+  }
+  return out;
+}
+
+/// The right operand of SpGEMM: B when square (B * B), else its transpose (B * B^T).
+CooData gemmRight(const CooData& b) {
+  if (b.dims[0] == b.dims[1]) return b;
+  CooData t;
+  t.dims = {b.dims[1], b.dims[0]};
+  for (int64_t e = 0; e < b.nnz(); e++)
+    t.add({b.coords[static_cast<size_t>(2 * e + 1)], b.coords[static_cast<size_t>(2 * e)]}, b.values[static_cast<size_t>(e)]);
+  return t;
 }
 
 double median(std::vector<double> v) {
@@ -93,6 +115,54 @@ int main(int argc, char** argv) {
           throw UserError("unknown --algo " + algo);
       }
       flops = 2.0 * M * N * K;
+    } else if (kernel == "spmm" || kernel == "spadd3" || kernel == "spgemm" || kernel == "sddmm") {
+      // SpDISTAL's other kernels on CSR pieces (issue 29); inputs as bench_petsc_sparse's.
+      CooData b = args.count("matrix") ? readTensorFile(args.at("matrix")).data
+                                       : generateRmat(static_cast<int>(num("rmat", 16)), 16, 0.57, 0.19, 0.19, 1);
+      m.grid = Grid(p);
+      const std::string dist = args.count("dist") ? args.at("dist") : "rows";
+      const std::string P = std::to_string(p), rowsDist = dist == "rows" ? "xy->x" : "xy->~x";
+      const Format csr = Format::parse("ds");
+      const int64_t I = b.dims[0], J = b.dims[1], K = num("cols", 64);
+      auto rows = [&](const std::string& names) {
+        return "divide(i,io,ii," + P + "),distribute(io),communicate(" + names + ",io)";
+      };
+      DistTensor B("B", b.dims, dist == "fused" ? "(xy)->~f" : rowsDist, m.grid, csr);
+      B.setFromCoo(b);
+      if (kernel == "spmm") {
+        expr = "A(i,k) = B(i,j) * C(j,k)";
+        ts = {DistTensor("A", {I, K}, "xy->x", m.grid), B, DistTensor("C", {J, K}, "", m.grid)};
+        schedule = dist == "fused" ? "reorder(i,j,k),fuse(i,j,f),pos(f,fp,B),divide(fp,fo,fi," + P +
+                                         "),distribute(fo),communicate({A,B,C},fo)"
+                                   : rows("{A,B,C}");
+        flops = 2.0 * static_cast<double>(b.nnz()) * K;
+      } else if (kernel == "spadd3") {  // rows: the three operands' blocks agree
+        if (dist != "rows") throw UserError("spadd3 runs by rows (--dist rows)");
+        DistTensor C("C", b.dims, "xy->x", m.grid, csr), D("D", b.dims, "xy->x", m.grid, csr);
+        C.setFromCoo(shiftedColumns(b, 1));
+        D.setFromCoo(shiftedColumns(b, 3));
+        expr = "A(i,j) = B(i,j) + C(i,j) + D(i,j)";
+        ts = {DistTensor("A", b.dims, "xy->x", m.grid, csr), B, C, D};
+        schedule = rows("{A,B,C,D}");
+        flops = 3.0 * static_cast<double>(b.nnz());
+      } else if (kernel == "spgemm") {  // the right operand's rows a rank needs are fetched
+        if (dist == "fused") throw UserError("spgemm runs by rows (--dist rows or nz)");
+        CooData e = gemmRight(b);
+        DistTensor E("E", e.dims, "xy->x", m.grid, csr);
+        E.setFromCoo(e);
+        expr = "A(i,j) = B(i,k) * E(k,j)";
+        ts = {DistTensor("A", {I, e.dims[1]}, rowsDist, m.grid, csr), B, E};
+        schedule = rows("{A,B,E}");
+      } else {  // sddmm
+        expr = "A(i,j) = B(i,j) * C(i,k) * D(j,k)";
+        ts = {DistTensor("A", b.dims, dist == "fused" ? "(xy)->~f" : rowsDist, m.grid, csr), B,
+              DistTensor("C", {I, K}, "", m.grid), DistTensor("D", {J, K}, "", m.grid)};
+        schedule = dist == "fused" ? "fuse(i,j,f),pos(f,fp,B),divide(fp,fo,fi," + P +
+                                         "),distribute(fo),communicate({A,B,C,D},fo)"
+                                   : rows("{A,B,C,D}");
+        flops = 3.0 * static_cast<double>(b.nnz()) * K;
+      }
+      algo = dist;
     } else if (kernel == "spmv") {  // SpDISTAL's SpMV on sparse pieces (issue 29)
       CooData b = args.count("matrix") ? readTensorFile(args.at("matrix")).data
                                        : generateRmat(static_cast<int>(num("rmat", 18)), 16, 0.57, 0.19, 0.19, 1);
@@ -151,9 +221,19 @@ int main(int argc, char** argv) {
       compute.push_back(last.computeSeconds);
       comm.push_back(last.commSeconds);
     }
+    // The output's norm, to compare with the peer's on the same input (sparse kernels).
+    double norm = -1;
+    if (kernel.rfind("sp", 0) == 0 || kernel == "sddmm") {
+      CooData out = ts[0].gather();
+      norm = 0;
+      for (double v : out.values) norm += v * v;
+      norm = std::sqrt(norm);
+    }
     if (worldRank() == 0) {
       const double t = median(total);
-      std::printf("{\"system\":\"tessel\",\"kernel\":\"%s\",\"algo\":\"%s\",\"ranks\":%d,\"grid\":\"%s\",\"expr\":\"%s\","
+      if (norm >= 0) std::printf("{\"check_norm\":%.10g,", norm);
+      else std::printf("{");
+      std::printf("\"system\":\"tessel\",\"kernel\":\"%s\",\"algo\":\"%s\",\"ranks\":%d,\"grid\":\"%s\",\"expr\":\"%s\","
                   "\"median_s\":%.6f,\"compute_s\":%.6f,\"comm_s\":%.6f,\"gflops\":%.2f,\"gbps\":%.2f,"
                   "\"max_bytes_sent\":%lld,\"run_wall_s\":%.6f",
                   kernel.c_str(), algo.c_str(), p, m.grid.str().c_str(), expr.c_str(), t, median(compute), median(comm),
