@@ -10,6 +10,7 @@
 
 #include "expression_args.h"
 #include "run_distributed.h"
+#include "tessel/binary_format.h"
 #include "tessel/distributed.h"
 
 namespace tessel::cli {
@@ -217,6 +218,8 @@ int runDistributed(const DistributedRunOptions& opt) {
   std::map<std::string, CooData> inputs;  // generated inputs (every rank), and on rank 0 the files for --check
   std::map<std::string, TensorFilePart> parts;  // this rank's share of each input file (read in parallel)
   std::shared_ptr<DistributedKernel> kernel;
+  std::map<std::string, int64_t> binaryStored;  // .tsb inputs: values stored (read by ranges when placing)
+  std::map<std::string, std::string> files;
   std::string skewCandidate;  // the first sparse input without -d: by non-zeros when its rows are skewed
   std::string outName, outPath;
   int outOrder = 0;
@@ -246,7 +249,7 @@ int runDistributed(const DistributedRunOptions& opt) {
           throw UsageError("-o file '" + path + "': distributed runs write .tns or .mtx");
         outPath = path;
       }
-      std::map<std::string, std::string> files, specs;
+      std::map<std::string, std::string> specs;
       for (const auto& arg : opt.inputs) files.insert(splitNamed(arg, "-i", "FILE"));
       for (const auto& arg : opt.generated) specs.insert(splitNamed(arg, "-g", "KIND:ARGS"));
       uint64_t seed = opt.seed;
@@ -254,7 +257,12 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (const TensorUse& u : args.uses) {
         if (u.isOutput) continue;
         CooData coo;
-        if (files.count(u.name)) {  // collective: every rank reads its byte range (--check: below)
+        if (files.count(u.name) && isBinaryTensorPath(files.at(u.name))) {
+          // .tsb: the header now; each rank reads its piece's ranges when placing.
+          const BinaryHeader h = readBinaryHeader(files.at(u.name));
+          coo.dims = h.dims;
+          binaryStored[u.name] = h.stored;
+        } else if (files.count(u.name)) {  // collective: every rank reads its byte range (--check: below)
           coo.dims = (parts[u.name] = readTensorFilePart(files.at(u.name))).entries.dims;
         } else if (specs.count(u.name)) coo = generateFromSpec(specs.at(u.name), seed++);
         else throw UsageError("no input for tensor '" + u.name + "' (use -i " + u.name + ":FILE or -g " + u.name + ":KIND:ARGS)");
@@ -273,14 +281,18 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (const TensorUse& u : args.uses) {
         const std::vector<int64_t>& dims = u.isOutput ? outDims : inputs.at(u.name).dims;
         auto [dist, grid] = placementOf(u.name, u.order, machine, dists);
-        const int64_t nnz = u.isOutput ? 0 : parts.count(u.name) ? parts.at(u.name).totalEntries : inputs.at(u.name).nnz();
+        const int64_t nnz = u.isOutput                 ? 0
+                            : parts.count(u.name)        ? parts.at(u.name).totalEntries
+                            : binaryStored.count(u.name) ? binaryStored.at(u.name)
+                                                         : inputs.at(u.name).nnz();
         // An output is sparse when -f says so (each rank assembles its piece).
         std::optional<Format> sparse =
             u.isOutput ? (args.formats.count(u.name) && !args.formats.at(u.name).isAllDense()
                               ? std::optional<Format>(args.formats.at(u.name))
                               : std::nullopt)
                        : sparseFormatOf(u, args, dims, nnz, dist);
-        if (sparse && !u.isOutput && !dists.count(u.name) && skewCandidate.empty() && u.order >= 2)
+        if (sparse && !u.isOutput && !dists.count(u.name) && skewCandidate.empty() && u.order >= 2 &&
+            !binaryStored.count(u.name))  // a .tsb's rows are not counted before its ranges are read
           skewCandidate = u.name;  // decided once its entries are counted (next phase)
         DistTensor t = sparse ? DistTensor(u.name, dims, dist.defined() ? dist.str() : "", grid, *sparse)
                               : DistTensor(u.name, dims, dist, grid);
@@ -293,7 +305,8 @@ int runDistributed(const DistributedRunOptions& opt) {
       for (DistTensor& t : tensors)
         if (t.name() == skewCandidate) t = byNonZerosIfSkewed(t, parts, inputs, opt.timeReps > 0);
       for (DistTensor& t : tensors) {
-        if (parts.count(t.name())) t.setFromParts(parts.at(t.name()).entries);
+        if (binaryStored.count(t.name())) t.read(files.at(t.name()));
+        else if (parts.count(t.name())) t.setFromParts(parts.at(t.name()).entries);
         else if (inputs.count(t.name())) t.setFromCoo(inputs.at(t.name()));
       }
       parts.clear();

@@ -46,6 +46,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tessel/tensor.h"
 
@@ -74,6 +75,15 @@ TensorBase readBinary(const std::string& path, const std::string& name = "");
 /// (the pages are mapped PROT_READ: a write faults). setFromCoo()/pack() replace the
 /// mapping by fresh malloc'd arrays, which is fine.
 TensorBase mapBinary(const std::string& path, const std::string& name = "", bool verify = true);
+
+/// What a .tsb file's header says (validated as readBinary does; the payload is not read).
+struct BinaryHeader {
+  Datatype type = Datatype::Float64;
+  Format format;
+  std::vector<int64_t> dims;
+  int64_t stored = 0;  ///< values stored (non-zeros of a sparse format, every entry of a dense one)
+};
+BinaryHeader readBinaryHeader(const std::string& path);
 
 /// The default format of a .tsb written from coordinates: CSR for matrices, a compressed
 /// vector for order 1, dense first then compressed levels (CSF-like) for higher orders;

@@ -20,6 +20,7 @@
 
 #include "format/level_format.h"
 #include "io/file_bytes.h"
+#include "io/binary_ranges.h"
 #include "io/io_util.h"
 #include "runtime/array_alloc.h"
 #include "tessel/error.h"
@@ -402,10 +403,9 @@ void validateArrays(const std::string& path, const Layout& L, const tessel_tenso
 
 /// Opens (regular files only), reads and validates the header, and loads the whole file:
 /// copied when `copy` and small, else mapped read-only with a fault guard (file_bytes.h).
-std::shared_ptr<io_detail::FileBytes> openAndLoad(const std::string& path, Layout& L, bool populate,
-                                                  bool copy) {
-  int64_t size = 0;
-  const int fd = io_detail::openRegularFile(path, size);
+/// Reads and validates the header of the open file `fd` of `size` bytes into L; closes
+/// fd and rethrows on failure.
+void readHeader(const std::string& path, int fd, int64_t size, Layout& L) {
   unsigned char h[kHeaderSize];
   std::memset(h, 0, sizeof h);
   int64_t got = 0;
@@ -431,6 +431,13 @@ std::shared_ptr<io_detail::FileBytes> openAndLoad(const std::string& path, Layou
     ::close(fd);
     throw;
   }
+}
+
+std::shared_ptr<io_detail::FileBytes> openAndLoad(const std::string& path, Layout& L, bool populate,
+                                                  bool copy) {
+  int64_t size = 0;
+  const int fd = io_detail::openRegularFile(path, size);
+  readHeader(path, fd, size, L);
   return io_detail::FileBytes::load(path, fd, size, copy, populate);  // owns fd from here
 }
 
@@ -636,6 +643,35 @@ void writeBinary(const std::string& path, const TensorBase& t) {
   }
   if (fileSize > written) out.write(std::string_view(zeros, static_cast<size_t>(fileSize - written)));
   out.commit();
+}
+
+namespace io_detail {
+
+BinaryLayout openBinaryLayout(const std::string& path, int& fd) {
+  int64_t size = 0;
+  fd = openRegularFile(path, size);
+  Layout L;
+  readHeader(path, fd, size, L);  // closes fd when it throws
+  BinaryLayout out;
+  out.type = L.type;
+  out.format = L.format;
+  out.dims = L.dims;
+  auto range = [](const ArrayDesc& a) { return BinaryArrayRange{a.offset, a.count, a.elemBytes}; };
+  for (int k = 0; k < L.order(); k++) {
+    out.pos.push_back(range(L.pos[k]));
+    out.crd.push_back(range(L.crd[k]));
+  }
+  out.vals = range(L.vals);
+  return out;
+}
+
+}  // namespace io_detail
+
+BinaryHeader readBinaryHeader(const std::string& path) {
+  int fd = -1;
+  io_detail::BinaryLayout L = io_detail::openBinaryLayout(path, fd);
+  ::close(fd);
+  return BinaryHeader{L.type, L.format, L.dims, L.vals.count};
 }
 
 TensorBase readBinary(const std::string& path, const std::string& name) {

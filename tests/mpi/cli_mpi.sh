@@ -309,6 +309,27 @@ files)
       else pass; fi
     done
   done
+  # .tsb pieces read by ranges (each rank its rows' pos, crd and vals; ~x from the pos
+  # array; the fused partition reads the file whole): the same output as one rank.
+  "$TESSEL" convert G.mtx G.tsb >/dev/null 2>&1
+  for d in 'xy->x' 'xy->~x' '(xy)->~f'; do
+    for np in 1 3 4; do
+      CASE="tsb-spmv-$d-np$np"
+      rm -f out.tns
+      mrun "$np" run "a(i) = B(i,j) * c(j)" -m "$np" -d "B:$d" -d 'c:x->*' -i B:G.tsb -g c:dense:3000 -o a:out.tns
+      if [ "$rc" != 0 ]; then fail "exit $rc: $(cat err.txt)"
+      elif ! cmp -s out.tns ref_keep.tns; then fail "output differs from one rank's"
+      else pass; fi
+    done
+  done
+  CASE=tsb-dense-rows  # against one rank on dense B (a dense row sums in another order than CSR)
+  "$TESSEL" convert G.mtx Gd.tsb -f dd >/dev/null 2>&1
+  mrun 1 run "a(i) = B(i,j) * c(j)" -m 1 -f B:dd -i B:G.mtx -g c:dense:3000 -o a:dref.tns
+  mrun 3 run "a(i) = B(i,j) * c(j)" -m 3 -f B:dd -d 'B:xy->x' -d 'c:x->*' -i B:Gd.tsb -g c:dense:3000 -o a:out.tns
+  if [ "$rc" != 0 ]; then fail "exit $rc: $(cat err.txt)"; elif ! cmp -s out.tns dref.tns; then fail "differs"; else pass; fi
+  cp G.tsb Gbad.tsb
+  printf 'X' | dd of=Gbad.tsb bs=1 seek=100 conv=notrunc 2>/dev/null
+  expect_bad tsb-corrupted-header 3 "Gbad.tsb:byte" run "a(i) = B(i,j) * c(j)" -m 3 -d 'B:xy->x' -i B:Gbad.tsb -g c:dense:3000
   CASE=gemm-2x2-mtx-output
   mrun 1 run "A(i,j) = B(i,k) * C(k,j)" -m 1 -f B:dd -i B:G.mtx -g C:dense:3000,5 -o A:gref.tns
   mrun 4 run "A(i,j) = B(i,k) * C(k,j)" -m 2x2 -d 'A:xy->xy' -f B:dd -i B:G.mtx -g C:dense:3000,5 -o A:g4.tns
@@ -325,6 +346,15 @@ files)
   CASE=too-large-read-by-four
   TESSEL_MAX_MEMORY=6M mrun 4 run "a(i) = B(i,j) * c(j)" -m 4 -d 'B:xy->~x' -d 'c:x->*' -i B:L.mtx -g c:dense:20000 -o a:l4.tns
   if [ "$rc" != 0 ]; then fail "exit $rc"; elif ! cmp -s l4.tns lref.tns; then fail "differs from one rank's"; else pass; fi
+  # The same as .tsb: each of four ranks reads its rows' ranges under a limit one rank's
+  # rows exceed.
+  "$TESSEL" convert L.mtx L.tsb >/dev/null 2>&1
+  CASE=too-large-tsb-one-rank
+  TESSEL_MAX_MEMORY=3M mrun 1 run "a(i) = B(i,j) * c(j)" -m 1 -d 'B:xy->x' -i B:L.tsb -g c:dense:20000 -o a:t1.tns
+  if [ "$rc" != 2 ] || ! grep -q 'memory limit' err.txt; then fail "one rank's rows of L.tsb did not fail with a memory error"; else pass; fi
+  CASE=too-large-tsb-read-by-four
+  TESSEL_MAX_MEMORY=3M mrun 4 run "a(i) = B(i,j) * c(j)" -m 4 -d 'B:xy->~x' -d 'c:x->*' -i B:L.tsb -g c:dense:20000 -o a:t4.tns
+  if [ "$rc" != 0 ]; then fail "exit $rc"; elif ! cmp -s t4.tns lref.tns; then fail "differs from one rank's"; else pass; fi
   ;;
 sparse)
   # SpDISTAL's SpMV contract on -m 4 (issue 29): rows, rows by non-zeros, non-zeros fused

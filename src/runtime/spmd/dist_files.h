@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tessel/coo.h"
+#include "tessel/distributed.h"
 #include "tessel/distribution.h"
 #include "tessel/format.h"
 
@@ -32,5 +33,11 @@ CooData toRowBlocks(const CooData& local);
 
 /// The entries sorted lexicographically by coordinates (stable: equal ones keep order).
 CooData sortedLexicographically(const CooData& entries);
+
+/// A .tsb file's pieces read by ranges when the file and distribution allow it (CSR under
+/// a row partition, xy->x or xy->~x; a dense file under a partition by coordinates):
+/// each rank reads only its piece's pos, crd and vals ranges (the header and, for ~x, the
+/// pos array by every rank). False (nothing changed) otherwise: read it whole.
+bool readBinaryPieces(DistTensor::Impl& t, const std::string& path);
 
 }  // namespace tessel::spmd

@@ -23,6 +23,7 @@
 #include "runtime/spmd/dist_files.h"
 #include "runtime/spmd/dist_tensor_impl.h"
 #include "runtime/spmd/executor.h"
+#include "tessel/binary_format.h"
 #include "tessel/error.h"
 
 namespace tessel {
@@ -140,6 +141,7 @@ void DistTensor::setFromParts(const CooData& share) {
 }
 
 void DistTensor::read(const std::string& path) {
+  if (isBinaryTensorPath(path) && spmd::readBinaryPieces(*impl_, path)) return;
   TensorFilePart part = readTensorFilePart(path);
   if (part.entries.dims != impl_->dims) {
     auto str = [](const std::vector<int64_t>& d) {
