@@ -253,7 +253,6 @@ DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) cons
   const spmd::Program& p = data ? *data : impl_->program;
   if (data) requireSparseOwnerComputes(p);
   std::vector<spmd::Piece> pieces(p.tensors.size());
-  TensorBase sparseOutput;
   const int me = comm::rank();
   for (size_t t = 0; t < p.tensors.size(); t++) {
     const DistTensor& found = tensorFor(p.tensors[t], tensors);
@@ -263,12 +262,12 @@ DistRunStats DistributedKernel::run(const std::vector<DistTensor>& tensors) cons
     if (p.tensors[t].output && p.tensors[t].sparse) {  // its pieces are where it is computed
       pieces[t].box = spmd::piecesOf(p.tensors[t]).at(static_cast<size_t>(me));
       pieces[t].sparse = nullptr;
-      pieces[t].sparseOutput = &sparseOutput;
+      pieces[t].collectSparseOutput = true;
     }
   }
   spmd::ExecStats e = spmd::execute(p, *impl_->leaf, pieces);
   if (p.tensors[0].sparse)
-    spmd::setSparseOutput(tensorFor(p.tensors[0], tensors), pieces[0].box, sparseOutput, spmd::piecesOf(p.tensors[0]));
+    spmd::setSparseOutput(tensorFor(p.tensors[0], tensors), pieces[0], spmd::piecesOf(p.tensors[0]));
   DistRunStats s;
   s.seconds = comm::maxOver(e.seconds);
   s.computeSeconds = comm::maxOver(e.computeSeconds);

@@ -259,6 +259,9 @@ void setSparseOutput(const DistTensor& t, const std::optional<Box>& box, TensorB
   im.sparsePiece = std::move(piece);
   if (im.distribution.byNonZeros()) im.dataPieces = std::move(all);
 }
+void setSparseOutput(const DistTensor& t, Piece& piece, std::vector<std::optional<Box>> all) {
+  setSparseOutput(t, piece.box, std::move(piece.sparseOutput), std::move(all));
+}
 }  // namespace spmd
 
 CooData DistTensor::gather() const {

@@ -114,7 +114,7 @@ struct Transfers {
 
 class Run {
  public:
-  Run(const Program& p, Leaf& leaf, const std::vector<Piece>& pieces)
+  Run(const Program& p, Leaf& leaf, std::vector<Piece>& pieces)
       : p_(p), leaf_(leaf), pieces_(pieces), me_(comm::rank()), ranks_(comm::size()) {
     for (const TensorUse& t : p.tensors) owners_.emplace_back(t);
     D_ = p.distributedLoops;
@@ -178,8 +178,8 @@ class Run {
     materializePiece();
     // A sparse output piece is what this rank's one leaf run assembled (owner computes:
     // nothing to reduce; the driver checked that no other rank computes into it).
-    if (p_.tensors[0].sparse && pieces_[0].sparseOutput && pieces_[0].box)
-      *pieces_[0].sparseOutput = leaf_.takeSparseOutput(*pieces_[0].box);
+    if (p_.tensors[0].sparse && pieces_[0].collectSparseOutput && pieces_[0].box)
+      pieces_[0].sparseOutput = leaf_.takeSparseOutput(*pieces_[0].box);
     stats_.seconds = since(t0);
     return stats_;
   }
@@ -557,7 +557,7 @@ class Run {
 
   const Program& p_;
   Leaf& leaf_;
-  const std::vector<Piece>& pieces_;
+  std::vector<Piece>& pieces_;
   const int me_, ranks_;
   int D_ = 0;
   std::vector<int64_t> counts_;
@@ -573,7 +573,7 @@ class Run {
 
 }  // namespace
 
-ExecStats execute(const Program& p, Leaf& leaf, const std::vector<Piece>& pieces) {
+ExecStats execute(const Program& p, Leaf& leaf, std::vector<Piece>& pieces) {
   if (p.grid.size() != comm::size())
     throw DistributionError("the program is for a " + p.grid.str() + " grid of " + std::to_string(p.grid.size()) +
                             " ranks, but " + std::to_string(comm::size()) + " are running");

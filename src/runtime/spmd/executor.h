@@ -41,8 +41,10 @@ struct Piece {
   std::optional<Box> box;
   double* data = nullptr;
   const TensorBase* sparse = nullptr;
-  /// A sparse output's piece lands here (the leaf assembles it; it is never reduced).
-  TensorBase* sparseOutput = nullptr;
+  /// A sparse output's piece lands here when `collectSparseOutput` (the leaf assembles
+  /// it; it is never reduced).
+  bool collectSparseOutput = false;
+  TensorBase sparseOutput;
 };
 
 struct ExecStats {
@@ -53,8 +55,9 @@ struct ExecStats {
   std::vector<int64_t> messages, broadcasts, reductions;
 };
 
-/// Run `p` on this rank with the pieces of its tensors (in program order). Collective.
-ExecStats execute(const Program& p, Leaf& leaf, const std::vector<Piece>& pieces);
+/// Run `p` on this rank with the pieces of its tensors (in program order); a sparse
+/// output's piece lands in pieces[0].sparseOutput. Collective.
+ExecStats execute(const Program& p, Leaf& leaf, std::vector<Piece>& pieces);
 
 /// The box of each rank's piece of tensor `t` (nothing for ranks without one).
 std::vector<std::optional<Box>> piecesOf(const TensorUse& t);

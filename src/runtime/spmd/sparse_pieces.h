@@ -37,5 +37,8 @@ std::vector<SparsePiece> sparsePieces(const TensorBase& t, const Distribution& d
 /// are where its owners computed).
 void setSparseOutput(const DistTensor& t, const std::optional<Box>& box, TensorBase piece,
                      std::vector<std::optional<Box>> all);
+struct Piece;
+/// The same from the executor's output piece (moved from).
+void setSparseOutput(const DistTensor& t, Piece& piece, std::vector<std::optional<Box>> all);
 
 }  // namespace tessel::spmd
