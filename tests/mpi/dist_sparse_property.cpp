@@ -1,5 +1,5 @@
-// Property test of distributed sparse kernels (SpDISTAL), run under mpirun at 1-4 ranks
-// (ctest MPI.sparse-property.npN). With a fixed seed every rank builds the same random
+// Property test of distributed sparse kernels (SpDISTAL), run under mpirun at 1, 2, 3, 4
+// and 6 ranks (ctest MPI.sparse-property.npN). With a fixed seed every rank builds the same random
 // cases: a kernel (SpMV, SpMM, SpAdd, SDDMM, SpGEMM, SpTTV), random sparse data (empty,
 // one entry, a heavy row, empty rows, extents of 1 and fewer rows than ranks), a storage
 // format, a distribution of the sparse operand (rows, rows by non-zeros, fused
