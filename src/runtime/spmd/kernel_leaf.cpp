@@ -21,13 +21,30 @@ class KernelLeaf : public Leaf {
     sparse_[t] = piece;
   }
 
-  void run(size_t v, const std::vector<Box>& boxes, const std::vector<double*>& data, bool) override {
+  /// One leaf assigning the whole dense output block writes it in place (no add pass,
+  /// and the executor skips zeroing the piece).
+  bool canOverwrite() const override { return p_.leaves.size() == 1 && !isSparseOutput(); }
+
+  void run(size_t v, const std::vector<Box>& boxes, const std::vector<double*>& data, bool overwrite) override {
     Bound& b = boundFor(v, boxes);
     for (size_t t = 1; t < boxes.size(); t++) {
       if (isSparse(t)) continue;  // the piece itself is bound
       tessel_tensor_t& raw = b.tensors[t].raw();
       raw.vals = data[t];
       raw.vals_size = volume(boxes[t]);
+    }
+    if (overwrite && !isSparseOutput()) {
+      // The kernel assigns every entry of its dense output: let it write the block itself.
+      // The local tensor's own array comes back however the run ends (it owns that one).
+      tessel_tensor_t& raw = b.tensors[0].raw();
+      struct Restore {
+        tessel_tensor_t& raw;
+        void* vals;
+        ~Restore() { raw.vals = vals; }
+      } restore{raw, raw.vals};
+      raw.vals = data[0];
+      kernels_[v]->run(b.assignment, p_.threads);
+      return;
     }
     kernels_[v]->run(b.assignment, p_.threads);
     if (isSparseOutput()) {  // assembled in its format; the executor takes it
