@@ -6,6 +6,7 @@
 //   mpirun -np 16 bench_distributed --kernel ttv|ttm|mttkrp --n 600 [--l 64]
 //   mpirun -np 4 bench_distributed --kernel spmv [--matrix B.mtx | --rmat 18] [--dist rows|nz|fused]
 //   mpirun -np 4 bench_distributed --kernel spmm|spadd3|spgemm|sddmm [--matrix B.mtx | --rmat 16] [--dist ..] [--cols 64]
+//   mpirun -np 4 bench_distributed --kernel spttv|spmttkrp [--n 200] [--nnz 4000000] [--dist nz|rows] [--cols 32]
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -161,6 +162,28 @@ int main(int argc, char** argv) {
                                          "),distribute(fo),communicate({A,B,C,D},fo)"
                                    : rows("{A,B,C,D}");
         flops = 3.0 * static_cast<double>(b.nnz()) * K;
+      }
+      algo = dist;
+    } else if (kernel == "spttv" || kernel == "spmttkrp") {
+      // SpDISTAL's sparse 3-tensor kernels: B in CSF, its slices split by non-zeros (or
+      // rows), the dense factors replicated; Zipf-skewed slices.
+      const int64_t n = num("n", 200), nnz = num("nnz", 4000000), L = num("cols", 32);
+      m.grid = Grid(p);
+      const std::string dist = args.count("dist") ? args.at("dist") : "nz";
+      DistTensor B("B", {n, n, n}, dist == "rows" ? "xyz->x" : "xyz->~x", m.grid, Format::parse("sss"));
+      B.setFromCoo(generateSkewedTensor({n, n, n}, nnz, 1.0, 1));
+      const std::string P = std::to_string(p);
+      if (kernel == "spttv") {
+        expr = "A(i,j) = B(i,j,k) * c(k)";
+        ts = {DistTensor("A", {n, n}, "xy->x", m.grid), B, DistTensor("c", {n}, "", m.grid)};
+        schedule = "divide(i,io,ii," + P + "),distribute(io),communicate({A,B,c},io)";
+        flops = 2.0 * static_cast<double>(nnz);
+      } else {
+        expr = "A(i,l) = B(i,j,k) * C(j,l) * D(k,l)";
+        ts = {DistTensor("A", {n, L}, "xy->x", m.grid), B, DistTensor("C", {n, L}, "", m.grid),
+              DistTensor("D", {n, L}, "", m.grid)};
+        schedule = "divide(i,io,ii," + P + "),distribute(io),communicate({A,B,C,D},io)";
+        flops = 3.0 * static_cast<double>(nnz) * L;
       }
       algo = dist;
     } else if (kernel == "spmv") {  // SpDISTAL's SpMV on sparse pieces (issue 29)
