@@ -196,12 +196,15 @@ int main(int argc, char** argv) {
       DistTensor B("B", b.dims, dist == "rows" ? "xy->x" : dist == "nz" ? "xy->~x" : "(xy)->~f", m.grid,
                    Format::parse("ds"));
       B.setFromCoo(b);
-      ts = {DistTensor("a", {b.dims[0]}, "x->x", m.grid), B, DistTensor("c", {b.dims[1]}, "", m.grid)};
+      // --c rows: c lives in row blocks and every run gathers it, as PETSc's MatMult
+      // scatters x's ghost entries in each call; by default it is replicated (`c:x->*`).
+      const bool cRows = args.count("c") && args.at("c") == "rows";
+      ts = {DistTensor("a", {b.dims[0]}, "x->x", m.grid), B, DistTensor("c", {b.dims[1]}, cRows ? "x->x" : "", m.grid)};
       schedule = dist == "fused" ? "fuse(i,j,f),pos(f,fp,B),divide(fp,fo,fi," + P + "),distribute(fo),communicate({a,B,c},fo)"
                                  : "divide(i,io,ii," + P + "),distribute(io),communicate({a,B,c},io)";
       flops = 2.0 * static_cast<double>(b.nnz());
       bytes = 12.0 * static_cast<double>(b.nnz()) + 8.0 * static_cast<double>(b.dims[0] * 2 + b.dims[1]);
-      algo = dist;
+      algo = dist + (cRows ? "+c-rows" : "");
       ts[2].fill([](const std::vector<int64_t>& c) { return fillValue(c, 2); });
     } else {
       const int64_t n = num("n", 600), l = num("l", 64);
