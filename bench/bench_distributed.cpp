@@ -6,7 +6,10 @@
 //   mpirun -np 16 bench_distributed --kernel ttv|ttm|mttkrp --n 600 [--l 64]
 //   mpirun -np 4 bench_distributed --kernel spmv [--matrix B.mtx | --rmat 18] [--dist rows|nz|fused]
 //   mpirun -np 4 bench_distributed --kernel spmm|spadd3|spgemm|sddmm [--matrix B.mtx | --rmat 16] [--dist ..] [--cols 64]
+//   mpirun -np 4 bench_distributed --kernel load --matrix B.mtx|B.tsb [--dist rows|nz|fused]
 //   mpirun -np 4 bench_distributed --kernel spttv|spmttkrp [--n 200] [--nnz 4000000] [--dist nz|rows] [--cols 32]
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -85,6 +88,32 @@ int main(int argc, char** argv) {
     const int reps = static_cast<int>(num("reps", 5));
     const int p = worldSize();
     std::string expr, schedule, algo = args.count("algo") ? args.at("algo") : "";
+    if (kernel == "load") {  // parallel reading (issue 29): DistTensor::read of a file, in MB/s
+      const std::string path = args.at("matrix"), dist = args.count("dist") ? args.at("dist") : "rows";
+      std::vector<int64_t> dims;
+      {
+        TensorFilePart probe = readTensorFilePart(path);  // every rank: dims (and a first, warm read)
+        dims = probe.entries.dims;
+      }
+      std::vector<double> secs;
+      for (int r = 0; r < reps; r++) {
+        DistTensor B("B", dims, dist == "rows" ? "xy->x" : dist == "nz" ? "xy->~x" : "(xy)->~f", Grid(p),
+                     Format::parse("ds"));
+        auto t0 = std::chrono::steady_clock::now();
+        B.read(path);
+        double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        secs.push_back(static_cast<double>(reduceOverRanks(static_cast<int64_t>(t * 1e9), true)) / 1e9);
+      }
+      struct stat st {};
+      ::stat(path.c_str(), &st);
+      if (worldRank() == 0)
+        std::printf("{\"system\":\"tessel\",\"kernel\":\"load\",\"file\":\"%s\",\"dist\":\"%s\",\"ranks\":%d,"
+                    "\"bytes\":%lld,\"median_s\":%.6f,\"mb_per_s\":%.1f}\n",
+                    path.c_str(), dist.c_str(), p, static_cast<long long>(st.st_size), median(secs),
+                    static_cast<double>(st.st_size) / median(secs) / 1e6);
+      finalizeDistributed();
+      return 0;
+    }
     Machine m;
     std::vector<DistTensor> ts;
     double flops = 0, bytes = 0;

@@ -150,6 +150,14 @@ CooData toRowBlocks(const CooData& local) {
 CooData sortedLexicographically(const CooData& entries) {
   const int order = entries.order();
   const int64_t n = entries.nnz();
+  // A format stored in mode order (CSR, CSF) hands its entries out sorted already.
+  bool sorted = true;
+  for (int64_t e = 1; e < n && sorted; e++) {
+    const int64_t* a = entries.coords.data() + (e - 1) * order;
+    const int64_t* b = a + order;
+    sorted = !std::lexicographical_compare(b, b + order, a, a + order);
+  }
+  if (sorted) return entries;
   std::vector<int64_t> perm(static_cast<size_t>(n));
   std::iota(perm.begin(), perm.end(), 0);
   auto c = [&](int64_t e, int m) { return entries.coords[static_cast<size_t>(e * order + m)]; };

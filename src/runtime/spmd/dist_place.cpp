@@ -59,7 +59,51 @@ void placeDense(DistTensor::Impl& t, const CooData& share) {
   }
 }
 
+/// The local pieces from the entries that arrived (global coordinates), packed.
+void packPiece(DistTensor::Impl& t, CooData&& mine) {
+  const int order = static_cast<int>(t.dims.size());
+  t.sparsePiece = TensorBase();
+  if (!t.piece) return;
+  CooData local;
+  for (const Extent& e : *t.piece) local.dims.push_back(e.size());
+  local.coords.resize(mine.coords.size());
+  local.values = std::move(mine.values);
+  for (size_t k = 0; k < local.coords.size(); k++)
+    local.coords[k] = mine.coords[k] - (*t.piece)[k % static_cast<size_t>(order)].lo;
+  t.sparsePiece = TensorBase(t.name, Datatype::Float64, local.dims, *t.format);
+  t.sparsePiece.setFromCoo(local);
+}
+
+/// Under a partition by coordinates the boxes are known before the data: each entry goes
+/// straight to the ranks whose box holds it, duplicates arriving in file order, and each
+/// rank packs its piece (summing them in that order, as packing the whole tensor does).
+/// Only for formats whose levels below the first store no implicit zeros (a dense inner
+/// level would store other zeros in a piece than in the whole tensor).
+bool placeByCoordinates(DistTensor::Impl& t, const CooData& share) {
+  if (t.distribution.byNonZeros()) return false;
+  for (int k = 1; k < t.format->order(); k++)
+    if (t.format->level(k) == LevelKind::Dense) return false;
+  spmd::TensorUse u;
+  u.dims = t.dims;
+  u.grid = t.grid;
+  u.distribution = t.distribution;
+  const std::vector<std::optional<spmd::Box>> pieces = spmd::piecesOf(u);
+  const int order = share.order();
+  CooData mine = spmd::exchangeEntries(share, [&](int64_t e, std::vector<int>& to) {
+    for (int q = 0; q < static_cast<int>(pieces.size()); q++)
+      if (pieces[static_cast<size_t>(q)] && inBox(*pieces[static_cast<size_t>(q)], share.coords.data() + e * order))
+        to.push_back(q);
+  });
+  spmd::agreeOnFailure([&] {
+    t.dataPieces.clear();
+    t.piece = pieces[static_cast<size_t>(comm::rank())];
+    packPiece(t, std::move(mine));
+  });
+  return true;
+}
+
 void placeSparse(DistTensor::Impl& t, const CooData& share) {
+  if (placeByCoordinates(t, share)) return;
   const int order = share.order();
   const Grid& grid = t.grid;
   const Distribution& dist = t.distribution;
@@ -116,16 +160,7 @@ void placeSparse(DistTensor::Impl& t, const CooData& share) {
     t.dataPieces.clear();
     for (int q = 0; q < grid.size(); q++) t.dataPieces.push_back(placedBox(place, t.dims, dist, coordOf[static_cast<size_t>(q)]));
     t.piece = t.dataPieces[static_cast<size_t>(comm::rank())];
-    t.sparsePiece = TensorBase();
-    if (!t.piece) return;
-    CooData local;
-    for (const Extent& e : *t.piece) local.dims.push_back(e.size());
-    local.coords.resize(mine.coords.size());
-    local.values = std::move(mine.values);
-    for (size_t k = 0; k < local.coords.size(); k++)
-      local.coords[k] = mine.coords[k] - (*t.piece)[k % static_cast<size_t>(order)].lo;
-    t.sparsePiece = TensorBase(t.name, Datatype::Float64, local.dims, *t.format);
-    t.sparsePiece.setFromCoo(local);
+    packPiece(t, std::move(mine));
   });
 }
 
