@@ -7,7 +7,8 @@ cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 packages=(cmake ninja-build gcc g++ libgtest-dev libfmt-dev libcli11-dev nlohmann-json3-dev zlib1g-dev
           clang lld libclang-rt-14-dev   # clang, lld, the runtime: fuzz targets (fuzz/)
-          python3-numpy python3-scipy    # the SciPy oracle test (tests/oracle/)
+          python3-numpy python3-scipy    # the SciPy oracle test (tests/oracle/), the Python package
+          python3-dev pybind11-dev python3-pybind11 python3-pytest  # the Python package (python/) and its tests
           libopenmpi-dev openmpi-bin libopenblas-dev)  # distributed kernels (MPI) and BLAS leaves
 if [[ ${1:-} == --bench ]]; then
   packages+=(libeigen3-dev libgraphblas-dev petsc-dev libscalapack-openmpi-dev)
