@@ -291,6 +291,10 @@ class Tensor:
         without one and with threads > 1 a default parallel schedule is used. ``semiring``:
         "plus_times" (default), "min_plus", "max_times", "max_plus".
         """
+        if self.borrowed:
+            raise UserError("tensor %s uses memory it does not own (a NumPy/SciPy buffer or a mapped file): "
+                            "it is a read-only input and cannot be an output; make it with "
+                            "from_numpy(..., copy=True) or convert() it" % self.name)
         return Kernel(_tessel.compile(self._t, schedule, int(threads), semiring))
 
     def evaluate(self, schedule=None, threads=1, semiring=None):

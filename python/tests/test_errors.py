@@ -77,5 +77,5 @@ def test_borrowed_tensor_is_not_an_output():
     b = tessel.from_numpy(np.ones(3), name="b")
     i = tessel.index_vars("i")
     a[i] = b[i]
-    with pytest.raises(tessel.UserError):
+    with pytest.raises(tessel.UserError, match="read-only input"):
         a.evaluate()
