@@ -218,7 +218,7 @@ TEST_F(CliRun, SemiringMinPlusWritesInf) {
                     "--semiring", "min_plus", "--check", "--threads", threads});
     ASSERT_EQ(r.code, 0) << show(r);
     EXPECT_NE(r.err.find("check: OK"), std::string::npos) << show(r);
-    EXPECT_EQ(slurp(y), "1 3\n2 inf\n3 1\n");
+    EXPECT_EQ(slurp(y), "# tessel dims: 3\n1 3\n2 inf\n3 1\n");
     tessel::FileContents back = tessel::readTensorFile(y);
     ASSERT_EQ(back.data.nnz(), 3);
     EXPECT_EQ(back.data.values[1], std::numeric_limits<double>::infinity());
@@ -226,7 +226,7 @@ TEST_F(CliRun, SemiringMinPlusWritesInf) {
   Result m = run({"run", "y(i) = A(i,j) * x(j)", "-f", "A:ds", "-i", "A:" + A, "-i", "x:" + x, "-o", "y:" + y,
                   "--semiring", "max_times", "--check"});
   ASSERT_EQ(m.code, 0) << show(m);
-  EXPECT_EQ(slurp(y), "1 2\n2 -inf\n3 -6\n");
+  EXPECT_EQ(slurp(y), "# tessel dims: 3\n1 2\n2 -inf\n3 -6\n");
 }
 
 TEST_F(CliRun, SemiringInEmitAndHelp) {
@@ -270,7 +270,7 @@ TEST_F(CliRun, TypesFromTheCommandLine) {
   ASSERT_EQ(r.code, 0) << r.err;
   std::ifstream in(y);
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "3 0\n4 1\n");  // y(4) = A(4,1) and x(1); y(3) reads the stored false x(4)
+  EXPECT_EQ(text, "# tessel dims: 4\n3 0\n4 1\n");  // y(4) = A(4,1) and x(1); y(3) reads the stored false x(4)
   // Counting with plus_pair on int32.
   Result c = run({"run", "y(i) = A(i,j) * x(j)", "-i", "A:" + (dir_ / "ring.mtx").string(), "-g", "x:dense:4",
                   "-t", "A:int32", "-t", "x:int32", "-t", "y:int32", "--semiring", "plus_pair", "--check"});

@@ -603,13 +603,13 @@ TEST_F(IoTest, TnsRoundTrip) {
   EXPECT_EQ(back.data.nnz(), 2);
   EXPECT_EQ(back.data.coords, (std::vector<int64_t>{0, 0, 0, 1, 2, 3}));
   EXPECT_EQ(back.data.values, (std::vector<double>{1.25, -1e-5}));
-  EXPECT_EQ(back.data.dims, (std::vector<int64_t>{2, 3, 4}));  // .tns stores no dims
+  EXPECT_EQ(back.data.dims, (std::vector<int64_t>{3, 4, 5}));  // from the dims comment, not the largest index
   writeTns(p, d, /*skipZeros=*/false);
   auto all = readTns(p, d.dims);
   EXPECT_EQ(all.data.coords, d.coords);
   EXPECT_EQ(all.data.values, d.values);
   EXPECT_EQ(all.data.dims, d.dims);
-  EXPECT_EQ(slurp(p), "1 1 1 1.25\n3 4 5 0\n2 3 4 -1.0000000000000001e-05\n");
+  EXPECT_EQ(slurp(p), "# tessel dims: 3 4 5\n1 1 1 1.25\n3 4 5 0\n2 3 4 -1.0000000000000001e-05\n");
 }
 
 TEST_F(IoTest, TnsScalarWrite) {
@@ -870,7 +870,7 @@ TEST_F(IoTest, EmptyTensorWrittenByTesselReadsBack) {
   writeTns(dir_ + "/one.tns", one);
   std::ifstream in(dir_ + "/one.tns");
   std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(text, "2 2.5\n");
+  EXPECT_EQ(text, "# tessel dims: 4\n2 2.5\n");  // the dims first, for every tensor
   // A malformed dims comment is an error naming the file and line.
   std::ofstream(dir_ + "/bad.tns") << "# tessel dims: 3 x\n";
   EXPECT_THROW(readTns(dir_ + "/bad.tns"), FileError);

@@ -3,6 +3,10 @@
 // Each non-blank line that does not start with '#' is one entry "i1 ... in value" with
 // 1-based indices; the first entry fixes the order (a line with only a value is an
 // order-0 entry). Values as in Matrix Market ("nan"/"inf" accepted); duplicates are kept.
+// writeTns starts the file with a comment "# tessel dims: D1 D2 ..." (a '#' line, which
+// FROSTT readers skip): the reader takes each dim as at least that, so trailing empty
+// rows and columns survive a round trip. Files without it read as before (the largest
+// index in each mode).
 // The field is Integer when every value is a finite whole number ("4" or "4.000000"),
 // else Real.
 #include <algorithm>
@@ -22,7 +26,8 @@
 namespace tessel::io_detail {
 
 namespace {
-/// The comment writeTns gives an empty tensor (no entry tells its order and dims).
+/// The comment writeTns starts a file with (for an empty tensor, the only thing that
+/// tells its order and dims).
 constexpr std::string_view kEmptyDims = "# tessel dims:";
 }  // namespace
 
@@ -57,6 +62,15 @@ void TnsLineParser::fixOrder(int tokens, int64_t firstLine) {
     throw FileError(where(path_, firstLine), "entries have order " + std::to_string(order_) + " but " +
                                                  std::to_string(dims_->size()) + " dimensions were given");
   maxIdx_.assign(static_cast<size_t>(order_), 0);
+  if (emptyDims_) foldDimsComment(*emptyDims_, firstLine);
+}
+
+void TnsLineParser::foldDimsComment(const std::vector<int64_t>& ds, int64_t ln) {
+  if (dims_) return;  // dims given by the caller win
+  if (static_cast<int>(ds.size()) != order_)
+    throw FileError(where(path_, ln), "the dims comment gives " + std::to_string(ds.size()) +
+                                          " dimensions, but the entries have order " + std::to_string(order_));
+  for (int m = 0; m < order_; ++m) maxIdx_[m] = std::max(maxIdx_[m], ds[m]);
 }
 
 void TnsLineParser::parse(std::string_view line, int64_t ln, CooData& d) {
@@ -78,6 +92,7 @@ void TnsLineParser::parse(std::string_view line, int64_t ln, CooData& d) {
         q = r.ptr;
       }
       emptyDims_ = ds;
+      if (ntok_ >= 0) foldDimsComment(ds, ln);
     }
     return;
   }
@@ -153,7 +168,7 @@ void TnsLineParser::parse(std::string_view line, int64_t ln, CooData& d) {
   storeValue(value);
 }
 
-std::string tnsEmptyDimsComment(const std::vector<int64_t>& dims) {
+std::string tnsDimsComment(const std::vector<int64_t>& dims) {
   std::string c(kEmptyDims);
   for (int64_t dim : dims) c += " " + std::to_string(dim);
   return c + '\n';
@@ -205,21 +220,18 @@ void writeTns(const std::string& path, const CooData& data, bool skipZeros) {
     w.writeDouble(v);
     w.put('\n');
   } else {
+    // The dims first: trailing empty rows or columns (or an empty tensor) read back.
+    w.write(tnsDimsComment(data.dims));
     const int64_t n = data.nnz();
     Progress progress("writing", path, 0);
-    int64_t written = 0;
     std::string line;
     for (int64_t e = 0; e < n; ++e) {
       progress.update(w.bytesWritten(), e, n);
       double v = data.values[e];
       if (skipZeros && v == 0) continue;
-      written++;
       line.clear();
       appendEntryLine(line, data.coords.data() + e * order, order, v);
       w.write(line);
-    }
-    if (written == 0) {  // no entry tells the order or dims: a comment does, so it reads back
-      w.write(tnsEmptyDimsComment(data.dims));
     }
   }
   w.commit();

@@ -181,10 +181,15 @@ class AtomicFileWriter {
     flush();
   }
   void flush();
+  void writeRaw(const char* p, size_t n);
+  /// Compresses what is buffered (`finish`: and ends the gzip stream) and writes it.
+  void deflateBuffered(bool finish);
+  void endDeflate();
   [[noreturn]] void fail(const std::string& what, int err);
   void removeTemporary();
   std::string path_, dir_, tmp_;
   int fd_ = -1;
+  void* z_ = nullptr;  // a zlib z_stream when the path ends in .gz (gzip output)
   int slot_ = -1;  // registerTemporary
   std::string buf_;
   int64_t flushed_ = 0;

@@ -284,6 +284,55 @@ AtomicFileWriter::AtomicFileWriter(const std::string& path) : path_(path) {
   dir_ = slash == std::string::npos ? std::string() : path.substr(0, slash + 1);
   fd_ = createTemporary(path, tmp_, slot_);
   buf_.reserve(kFlushAt + 4096);
+  if (endsWith(path, ".gz")) {
+#ifdef TESSEL_HAVE_ZLIB
+    auto* z = new z_stream{};
+    // windowBits 15 + 16: a gzip header and trailer, what gzip(1) and gzopen read.
+    if (::deflateInit2(z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK) {
+      delete z;
+      ::close(fd_);
+      fd_ = -1;
+      removeTemporary();
+      throw FileError(path, "cannot start a gzip stream");
+    }
+    z_ = z;
+#else
+    ::close(fd_);
+    fd_ = -1;
+    removeTemporary();
+    throw FileError(path, "gzip-compressed files need zlib, which this build of tessel lacks");
+#endif
+  }
+}
+
+void AtomicFileWriter::endDeflate() {
+#ifdef TESSEL_HAVE_ZLIB
+  if (z_) {
+    ::deflateEnd(static_cast<z_stream*>(z_));
+    delete static_cast<z_stream*>(z_);
+    z_ = nullptr;
+  }
+#endif
+}
+
+void AtomicFileWriter::deflateBuffered(bool finish) {
+#ifdef TESSEL_HAVE_ZLIB
+  auto* z = static_cast<z_stream*>(z_);
+  z->next_in = reinterpret_cast<Bytef*>(buf_.data());
+  z->avail_in = static_cast<uInt>(buf_.size());
+  char out[1 << 16];
+  for (;;) {
+    z->next_out = reinterpret_cast<Bytef*>(out);
+    z->avail_out = sizeof out;
+    int r = ::deflate(z, finish ? Z_FINISH : Z_NO_FLUSH);
+    if (r == Z_STREAM_ERROR) fail("cannot compress", EIO);
+    writeRaw(out, sizeof out - z->avail_out);
+    if (finish ? r == Z_STREAM_END : (z->avail_in == 0 && z->avail_out != 0)) break;
+  }
+#else
+  (void)finish;
+#endif
+  buf_.clear();
 }
 
 void AtomicFileWriter::removeTemporary() {
@@ -294,11 +343,13 @@ void AtomicFileWriter::removeTemporary() {
 }
 
 AtomicFileWriter::~AtomicFileWriter() {
+  endDeflate();
   if (fd_ >= 0) ::close(fd_);
   removeTemporary();
 }
 
 void AtomicFileWriter::fail(const std::string& what, int err) {
+  endDeflate();
   if (fd_ >= 0) ::close(fd_);
   fd_ = -1;
   removeTemporary();
@@ -306,8 +357,12 @@ void AtomicFileWriter::fail(const std::string& what, int err) {
 }
 
 void AtomicFileWriter::flush() {
-  const char* p = buf_.data();
-  size_t n = buf_.size();
+  if (z_) return deflateBuffered(false);
+  writeRaw(buf_.data(), buf_.size());
+  buf_.clear();
+}
+
+void AtomicFileWriter::writeRaw(const char* p, size_t n) {
   while (n > 0) {
     ssize_t w = ::write(fd_, p, n);
     if (w < 0) {
@@ -318,7 +373,6 @@ void AtomicFileWriter::flush() {
     p += w;
     n -= static_cast<size_t>(w);
   }
-  buf_.clear();
 }
 
 void appendInt(std::string& out, int64_t v) {
@@ -356,7 +410,12 @@ void AtomicFileWriter::writeDouble(double v) {
 }
 
 void AtomicFileWriter::commit() {
-  flush();
+  if (z_) {
+    deflateBuffered(true);
+    endDeflate();
+  } else {
+    flush();
+  }
   // On disk before the rename: otherwise a crash can leave the new name on empty data.
   // EINVAL: a file system without fsync (nothing to wait for).
   if (::fsync(fd_) != 0 && errno != EINVAL) fail("cannot write", errno);
@@ -437,8 +496,9 @@ FileContents readTensorFile(const std::string& path) {
 
 void writeTensorFile(const std::string& path, const CooData& data) {
   std::string p = path;
-  if (p.size() > 3 && io_detail::equalsIgnoreCase(std::string_view(p).substr(p.size() - 3), ".gz"))
-    throw FileError(path, "writing compressed (.gz) files is not supported");
+  const bool gz = p.size() > 3 && io_detail::equalsIgnoreCase(std::string_view(p).substr(p.size() - 3), ".gz");
+  if (gz && kindOf(path) == Kind::Tsb)
+    throw FileError(path, "compressed (.gz) .tsb files are not supported (.tsb files are mapped, not read)");
   switch (kindOf(path)) {
     case Kind::Mtx:
       return writeMtx(path, data);

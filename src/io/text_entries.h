@@ -55,7 +55,7 @@ class MtxLineParser {
 };
 
 /// The lines of a .tns file. parse() skips blank lines, reads comments (writeTns's dims
-/// comment of an empty tensor) and appends entries to `d` (coordinates 0-based).
+/// comment) and appends entries to `d` (coordinates 0-based).
 class TnsLineParser {
  public:
   TnsLineParser(const std::string& path, const std::optional<std::vector<int64_t>>& dims) : path_(path), dims_(dims) {}
@@ -84,10 +84,13 @@ class TnsLineParser {
   std::optional<std::vector<int64_t>> emptyDims_;
   bool allInteger_ = true;
   std::vector<std::string_view> tok_;
+  /// Each dim is at least the dims comment's (once the order is known).
+  void foldDimsComment(const std::vector<int64_t>& ds, int64_t ln);
 };
 
-/// writeTns's comment for a tensor without entries (no entry tells its order and dims).
-std::string tnsEmptyDimsComment(const std::vector<int64_t>& dims);
+/// writeTns's first line, "# tessel dims: D1 D2 ...": the reader takes each dim as at
+/// least that (and an empty tensor's order and dims from it).
+std::string tnsDimsComment(const std::vector<int64_t>& dims);
 /// writeMtx's banner and size line.
 std::string mtxHeaderText(int64_t rows, int64_t cols, int64_t nnz);
 /// The text of one entry: 1-based coordinates and the value (%.17g), blank-separated,

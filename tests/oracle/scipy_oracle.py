@@ -38,6 +38,8 @@ def read_vector(path, n):
     v = np.zeros(n)
     with open(path) as f:
         for line in f:
+            if line.startswith("#"):  # FROSTT comments (tessel's dims comment)
+                continue
             i, x = line.split()
             v[int(i) - 1] = float(x)
     return v

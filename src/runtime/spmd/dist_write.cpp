@@ -140,7 +140,7 @@ void DistTensor::write(const std::string& path) const {
     mine = CooData();
     if (me == 0)
       header = mtx ? io_detail::mtxHeaderText(impl_->dims[0], impl_->dims[1], nnz)
-                   : nnz == 0 ? io_detail::tnsEmptyDimsComment(impl_->dims) : std::string();
+                   : order > 0 ? io_detail::tnsDimsComment(impl_->dims) : std::string();
   });
   const std::vector<int64_t> sizes = comm::allGather(static_cast<int64_t>(me == 0 ? header.size() + text.size() : text.size()));
   int64_t offset = me == 0 ? static_cast<int64_t>(header.size()) : 0;
