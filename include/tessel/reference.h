@@ -34,5 +34,11 @@ CooData referenceEvaluate(const Assignment& a);
 /// mismatch fills `why` with the first differing coordinate and both values.
 bool tensorsClose(const CooData& expected, const CooData& actual, double rtol, double atol,
                   std::string* why = nullptr, const Semiring& semiring = Semiring::plusTimes());
+/// As tensorsClose, with the tolerance at each coordinate scaled by the magnitude of the
+/// summands there: |x-y| <= atol + rtol*max(|y|, |m|), where `magnitude` (may be null:
+/// then as tensorsClose) holds m, e.g. the result of the expression over the inputs'
+/// absolute values (a sum that cancels to near 0 is then not held to |y|).
+bool tensorsCloseScaled(const CooData& expected, const CooData& actual, const CooData* magnitude, double rtol,
+                        double atol, std::string* why = nullptr, const Semiring& semiring = Semiring::plusTimes());
 
 }  // namespace tessel

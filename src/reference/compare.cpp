@@ -1,5 +1,6 @@
 // tensorsClose: compares two tensors as dense functions (a missing entry is the
 // semiring's zero).
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <map>
@@ -39,21 +40,29 @@ std::string tuple(const Coords& c) {
 }
 
 // actual x against expected y.
-bool close(double x, double y, double rtol, double atol) {
+// The tolerance is atol + rtol * scale (scale >= |y|).
+bool close(double x, double y, double rtol, double atol, double scale) {
   if (std::isnan(x) || std::isnan(y)) return std::isnan(x) && std::isnan(y);
   if (std::isinf(x) || std::isinf(y)) return x == y;
-  return std::fabs(x - y) <= atol + rtol * std::fabs(y);
+  return std::fabs(x - y) <= atol + rtol * scale;
 }
 
 }  // namespace
 
 bool tensorsClose(const CooData& expected, const CooData& actual, double rtol, double atol,
                   std::string* why, const Semiring& semiring) {
+  return tensorsCloseScaled(expected, actual, nullptr, rtol, atol, why, semiring);
+}
+
+bool tensorsCloseScaled(const CooData& expected, const CooData& actual, const CooData* magnitude, double rtol,
+                        double atol, std::string* why, const Semiring& semiring) {
   if (expected.dims != actual.dims) {
     if (why) *why = "dimensions differ: expected " + tuple(expected.dims) + " but got " + tuple(actual.dims);
     return false;
   }
   std::map<Coords, double> e = entries(expected, semiring), a = entries(actual, semiring);
+  std::map<Coords, double> mag;
+  if (magnitude) mag = entries(*magnitude, semiring);
   // Walk the union of coordinates in order; the first mismatch is reported.
   auto ei = e.begin(), ai = a.begin();
   while (ei != e.end() || ai != a.end()) {
@@ -70,8 +79,17 @@ bool tensorsClose(const CooData& expected, const CooData& actual, double rtol, d
       y = (ei++)->second;
       x = (ai++)->second;
     }
-    if (!close(x, y, rtol, atol)) {
-      if (why) *why = "at " + tuple(c) + ": expected " + number(y) + " but got " + number(x);
+    // The scale: the larger of |expected| and the summands' magnitude at c.
+    double scale = std::fabs(y);
+    if (magnitude)
+      if (auto m = mag.find(c); m != mag.end() && std::isfinite(m->second)) scale = std::max(scale, std::fabs(m->second));
+    if (!close(x, y, rtol, atol, scale)) {
+      if (why) {
+        *why = "at " + tuple(c) + ": expected " + number(y) + " but got " + number(x);
+        if (magnitude && std::isfinite(x) && std::isfinite(y))
+          *why += " (difference " + number(std::fabs(x - y)) + ", tolerance " + number(atol + rtol * scale) +
+                  " from the summands' magnitude " + number(scale) + ")";
+      }
       return false;
     }
   }
