@@ -188,6 +188,13 @@ class Parser {
     tok_.value = v;
   }
 
+  /// What to add when an access's parentheses hold something other than index
+  /// variables: it may be meant as a function call.
+  static std::string noFunction(const std::string& name) {
+    return " (if " + name + "(...) is meant as a function call: there is no function " + name +
+           "; the only one is the reduction sum(j, e))";
+  }
+
   // access := NAME [ '(' [NAME (',' NAME)*] ')' ]
   SyntaxAccess parseAccess() {
     SyntaxAccess acc;
@@ -205,9 +212,16 @@ class Parser {
       if (tok_.kind == Tok::End)
         fail("missing ')' for the '(' in column " + std::to_string(open), tok_.column);
       if (tok_.kind != Tok::Name)
-        fail("expected an index variable name but found " + describe(tok_), tok_.column);
+        fail("expected an index variable name but found " + describe(tok_) +
+                 (acc.vars.empty() && tok_.kind != Tok::Comma ? noFunction(acc.name) : std::string()),
+             tok_.column);
       acc.vars.push_back(tok_.text);
       advance();
+      if (tok_.kind == Tok::LParen)  // foo(B(i,j)): a function call
+        fail("'" + acc.name + "(...)' calls a function, but there is no function " + acc.name +
+                 " (the only one is the reduction sum(j, e); '" + acc.name + "(' starts an access of tensor " +
+                 acc.name + ")",
+             acc.column);
       if (tok_.kind == Tok::Comma) {
         advance();
         continue;

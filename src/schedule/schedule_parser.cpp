@@ -115,9 +115,25 @@ class CommandParser {
       n == "split" ? s.split(i, o, in, f) : s.divide(i, o, in, f);
     } else if (n == "pos") {
       arity(3);
-      if (!bound_.count(c.args[2]))
-        fail("'" + c.args[2] + "' is not a tensor on the right-hand side");
-      s.pos(var(0), var(1), c.args[2]);
+      // pos(f,fp,B) or, as in C++, pos(f,fp,B(i,j)): the access's tensor.
+      std::string t = c.args[2];
+      if (size_t open = t.find('('); open != std::string::npos) {
+        std::string name = trim(t.substr(0, open));
+        auto it = bound_.find(name);
+        if (it == bound_.end() || t.back() != ')')
+          fail("'" + t + "' is not an access of a tensor on the right-hand side");
+        std::string want = name + "(";
+        for (size_t k = 0; k < it->second.vars.size(); k++) want += (k ? "," : "") + it->second.vars[k].name();
+        want += ")";
+        std::string given;
+        for (char ch : t)
+          if (ch != ' ' && ch != '\t') given += ch;
+        if (given != want) fail("'" + t + "' is not how the expression accesses " + name + " (it has " + want + ")");
+        t = name;
+      }
+      if (!bound_.count(t))
+        fail("'" + t + "' is not a tensor on the right-hand side");
+      s.pos(var(0), var(1), t);
     } else if (n == "fuse") {
       arity(3);
       s.fuse(var(0), var(1), var(2));
