@@ -1,14 +1,17 @@
 // Shared plumbing of the tool's subcommands.
 #include "cli_common.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <limits>
 #include <new>
 #include <system_error>
+#include <thread>
 
 namespace tessel::cli {
 
@@ -57,6 +60,35 @@ bool hasExtension(const std::string& path, const std::string& ext) {
   return std::filesystem::path(path).extension() == ext;
 }
 
+std::string textExtension(const std::string& path) {
+  std::filesystem::path p(path);
+  if (p.extension() == ".gz") p = p.stem();
+  return p.extension().string();
+}
+
+int defaultThreads() {
+  const char* env = std::getenv("OMP_NUM_THREADS");
+  if (!env || !*env) return 1;
+  // OMP_NUM_THREADS may be a list ("4,2" for nested levels): the first entry counts.
+  char* end = nullptr;
+  long n = std::strtol(env, &end, 10);
+  if (end == env || n < 1 || (*end != '\0' && *end != ',')) {
+    std::fprintf(stderr, "tessel: warning: ignoring OMP_NUM_THREADS='%s' (not a positive number); using 1 thread\n",
+                 oneLine(env).c_str());
+    return 1;
+  }
+  return static_cast<int>(std::min<long>(n, 4096));
+}
+
+void warnAboutThreads(const std::string& schedule, int threads) {
+  if (threads == 1 && schedule.find("parallelize") != std::string::npos)
+    std::fprintf(stderr, "tessel: warning: the schedule parallelizes a loop, but it runs on 1 thread "
+                         "(give --threads N or set OMP_NUM_THREADS)\n");
+  const unsigned cores = std::thread::hardware_concurrency();
+  if (cores > 0 && static_cast<unsigned>(threads) > cores)
+    std::fprintf(stderr, "tessel: warning: %d threads on %u cores: threads will share cores\n", threads, cores);
+}
+
 /// Saturating product of the dims (an upper bound on a result's non-zeros).
 int64_t dimsProduct(const std::vector<int64_t>& dims) {
   int64_t p = 1;
@@ -74,12 +106,15 @@ double millis(std::chrono::steady_clock::duration d) {
 
 int runGuarded(const std::function<int()>& action) {
   // Exit codes: 2 the input or usage was wrong, 3 the environment failed (out of memory,
-  // no compiler, unusable cache, no threads), 1 a bug. A message is always one line.
+  // no compiler, unusable cache, no threads), 4 --check found a mismatch, 1 a bug. A message is always one line.
   try {
     return action();
   } catch (const UsageError& e) {
     std::fprintf(stderr, "tessel: error: %s\n", oneLine(e.what()).c_str());
     return 2;
+  } catch (const CheckMismatch& e) {
+    std::fprintf(stderr, "tessel: check failed: %s\n", oneLine(e.what()).c_str());
+    return kCheckMismatchExit;
   } catch (const UserError& e) {
     std::fprintf(stderr, "tessel: error: %s\n", userMessage(e).c_str());
     return 2;

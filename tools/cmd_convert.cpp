@@ -1,5 +1,5 @@
 // `tessel convert IN OUT [-f LEVELS[:ORDER]]`: convert between tensor file formats
-// (.mtx, .tns, .tsb; .mtx.gz/.tns.gz input). A .tsb output stores the tensor in the
+// (.mtx, .tns, .tsb; .mtx.gz/.tns.gz in and out). A .tsb output stores the tensor in the
 // format -f gives (default: the input's own format when it is a .tsb, else CSR for
 // matrices, a compressed vector for order 1, d then s levels otherwise), with index
 // widths that fit the data.
@@ -26,8 +26,8 @@ bool isText(const std::string& p) {
 
 int convertCommand(const ConvertOptions& opt) {
   const bool outBinary = isBinaryTensorPath(opt.out);
-  if (!outBinary && !hasExtension(opt.out, ".mtx") && !hasExtension(opt.out, ".tns"))
-    throw UsageError("output file '" + opt.out + "' must end in .mtx, .tns or .tsb");
+  if (!outBinary && !isText(opt.out))
+    throw UsageError("output file '" + opt.out + "' must end in .mtx, .tns, .mtx.gz, .tns.gz or .tsb");
   if (!opt.format.empty() && !outBinary)
     throw UsageError("-f only applies to .tsb output (" + opt.out + " is a text format)");
   if (!isBinaryTensorPath(opt.in) && !isText(opt.in))
@@ -49,7 +49,7 @@ int convertCommand(const ConvertOptions& opt) {
 
   if (!outBinary) {
     if (t.defined()) coo = t.toCoo();
-    if (hasExtension(opt.out, ".mtx") && order != 2)
+    if (textExtension(opt.out) == ".mtx" && order != 2)
       throw UsageError("output file '" + opt.out + "': .mtx holds matrices, but " + opt.in +
                        " holds a tensor of order " + std::to_string(order) + "; use .tns");
     writeTensorFile(opt.out, coo);
@@ -86,11 +86,11 @@ void registerConvert(CLI::App& app, Action& action) {
   CLI::App* cmd = app.add_subcommand(
       "convert",
       "Convert a tensor file between .mtx, .tns and .tsb (binary, stored in a chosen format);\n"
-      "gzip-compressed .mtx.gz / .tns.gz inputs are read too. Examples:\n"
+      "gzip-compressed .mtx.gz / .tns.gz files are read and written too. Examples:\n"
       "  tessel convert B.mtx B.tsb -f ds:1,0     # store B as CSC in a binary file\n"
       "  tessel convert B.tsb B.tns               # back to FROSTT text");
   cmd->add_option("IN", opt->in, "Input file (.mtx, .tns, .tsb, .mtx.gz, .tns.gz)")->required();
-  cmd->add_option("OUT", opt->out, "Output file (.mtx, .tns or .tsb), written atomically")
+  cmd->add_option("OUT", opt->out, "Output file (.mtx, .tns, .mtx.gz, .tns.gz or .tsb), written atomically")
       ->required();
   cmd->add_option("-f,--format", opt->format,
                   "Stored format of a .tsb output: level letters (d dense, s compressed, u "

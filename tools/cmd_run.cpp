@@ -2,12 +2,15 @@
 //
 //   tessel run "<expr>" [-f NAME:LEVELS[:ORDER]]... [-i NAME:FILE]... [-g NAME:KIND:ARGS]...
 //                       [-o NAME:FILE] [-s SCHEDULE] [--threads N] [--emit-c] [--time[=REPS]]
-//                       [--check] [--seed N] [--semiring NAME]
+//                       [--check] [--seed N] [--semiring NAME] [--dims NAME:D1,D2,...] [--json]
+//
+// --check exits 4 when the result differs from the reference evaluator.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
+#include <cmath>
 #include <map>
 #include <memory>
 #include <optional>
@@ -16,6 +19,8 @@
 
 #include "expression_args.h"
 #include "run_distributed.h"
+
+#include <nlohmann/json.hpp>
 
 namespace tessel::cli {
 
@@ -38,7 +43,124 @@ struct Options {
   std::string machine;                  // -m
   std::vector<std::string> distributions;  // -d NAME:DIST
   bool commStats = false;               // --comm-stats
+  std::vector<std::string> dims;        // --dims NAME:D1,D2,...
+  bool json = false;                    // --json
 };
+
+/// What --time and --json report: each phase's times in milliseconds (one per run for
+/// assemble and compute, one for the others; empty: the phase did not happen).
+struct PhaseTimes {
+  /// In the order they happen (fixed: references into it stay valid).
+  std::vector<std::pair<std::string, std::vector<double>>> phases{
+      {"read", {}}, {"pack", {}}, {"compile", {}}, {"assemble", {}}, {"compute", {}}, {"write", {}}, {"check", {}}};
+  std::string schedule;
+  int threads = 1;
+  bool cacheHit = false;
+  std::vector<double>& at(const std::string& name) {
+    for (auto& [n, v] : phases)
+      if (n == name) return v;
+    throw std::logic_error("no phase " + name);
+  }
+  void add(const std::string& name, double ms) { at(name).push_back(ms); }
+};
+
+double medianOf(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+}
+
+/// --time: one line per phase on stderr (min / median / max when repeated).
+void printTimes(const PhaseTimes& t) {
+  std::fprintf(stderr, "threads: %d\n", t.threads);
+  std::fprintf(stderr, "schedule: %s\n", t.schedule.c_str());
+  for (const auto& [name, ms] : t.phases) {
+    if (ms.empty()) continue;
+    auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
+    std::string extra = name == "compile" ? (t.cacheHit ? " (cache hit)" : " (compiled)") : "";
+    if (ms.size() > 1)
+      std::fprintf(stderr, "%s: %.3f ms (median of %zu runs; min %.3f, max %.3f)\n", name.c_str(), medianOf(ms),
+                   ms.size(), *lo, *hi);
+    else
+      std::fprintf(stderr, "%s: %.3f ms%s\n", name.c_str(), ms[0], extra.c_str());
+  }
+}
+
+/// --json: the same as one object on stdout (and a scalar result as "value").
+void printJson(const PhaseTimes& t, const std::optional<double>& value, bool checked) {
+  nlohmann::ordered_json j;
+  j["threads"] = t.threads;
+  j["schedule"] = t.schedule;
+  j["compile_cache_hit"] = t.cacheHit;
+  nlohmann::ordered_json phases = nlohmann::ordered_json::object();
+  for (const auto& [name, ms] : t.phases) {
+    if (ms.empty()) continue;
+    auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
+    phases[name] = {{"runs", ms.size()}, {"min_ms", *lo}, {"median_ms", medianOf(ms)}, {"max_ms", *hi}};
+  }
+  j["phases"] = phases;
+  if (checked) j["check"] = "ok";
+  if (value) j["value"] = *value;
+  std::string text = j.dump(2) + "\n";
+  std::fwrite(text.data(), 1, text.size(), stdout);
+}
+
+/// --dims NAME:D1,D2,...
+std::map<std::string, std::vector<int64_t>> parseDims(const Options& opt, const ExpressionArgs& args) {
+  std::map<std::string, std::vector<int64_t>> out;
+  for (const auto& arg : opt.dims) {
+    auto [name, list] = splitNamed(arg, "--dims", "D1,D2,...");
+    args.requireKnown(name, "--dims");
+    std::vector<int64_t> ds;
+    size_t at = 0;
+    while (at <= list.size()) {
+      size_t comma = list.find(',', at);
+      std::string tok = list.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+      char* end = nullptr;
+      long long v = tok.empty() ? -1 : std::strtoll(tok.c_str(), &end, 10);
+      if (tok.empty() || *end != '\0' || v < 0)
+        throw UsageError("malformed --dims argument '" + arg + "': expected NAME:D1,D2,... with non-negative sizes");
+      ds.push_back(v);
+      if (comma == std::string::npos) break;
+      at = comma + 1;
+    }
+    const TensorUse& u = args.byName.at(name);
+    if (static_cast<int>(ds.size()) != u.order)
+      throw UsageError("--dims gives " + std::to_string(ds.size()) + " dimensions for " + name + ", which has " +
+                       std::to_string(u.order) + " indices in the expression");
+    if (!out.emplace(name, ds).second) throw UsageError("--dims is given twice for tensor '" + name + "'");
+  }
+  return out;
+}
+
+std::string showDims(const std::vector<int64_t>& d) {
+  std::string s;
+  for (int64_t x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
+  return s;
+}
+
+/// An n x 1 or 1 x n matrix read for a tensor used with one index: the vector of its entries.
+void matrixAsVector(CooData& coo, const TensorUse& u) {
+  if (u.order != 1 || coo.order() != 2 || (coo.dims[0] != 1 && coo.dims[1] != 1)) return;
+  const int keep = coo.dims[1] == 1 ? 0 : 1;
+  CooData v;
+  v.dims = {coo.dims[static_cast<size_t>(keep)]};
+  v.values = coo.values;
+  v.coords.reserve(coo.values.size());
+  for (int64_t e = 0; e < coo.nnz(); e++) v.coords.push_back(coo.coords[static_cast<size_t>(2 * e + keep)]);
+  coo = std::move(v);
+}
+
+/// --dims for one input: the entries must fit.
+void applyDims(CooData& coo, const std::string& name, const std::vector<int64_t>& dims, const std::string& origin) {
+  const int order = coo.order();
+  for (int64_t e = 0; e < coo.nnz(); e++)
+    for (int m = 0; m < order; m++)
+      if (coo.coords[static_cast<size_t>(e * order + m)] >= dims[static_cast<size_t>(m)])
+        throw DimensionError("--dims " + name + ":" + showDims(dims) + " is too small: " + origin + " has index " +
+                             std::to_string(coo.coords[static_cast<size_t>(e * order + m)] + 1) + " in mode " +
+                             std::to_string(m));
+  coo.dims = dims;
+}
 
 int runOnRanks(const Options& opt) {
   DistributedRunOptions d;
@@ -58,6 +180,7 @@ int runOnRanks(const Options& opt) {
   d.commStats = opt.commStats;
   d.emit = opt.emitC;
   d.seed = opt.seed;
+  if (!opt.dims.empty() || opt.json) throw UsageError(std::string(opt.json ? "--json" : "--dims") + " is not supported with -m yet");
   return runDistributed(d);
 }
 
@@ -92,11 +215,12 @@ std::optional<std::string> parseOutputPath(const Options& opt, const ExpressionA
   args.requireKnown(name, "-o");
   if (!args.byName.at(name).isOutput)
     throw UsageError("-o names tensor '" + name + "', but the output is '" + out.name + "'");
-  if (!hasExtension(path, ".tns") && !hasExtension(path, ".mtx") && !hasExtension(path, ".tsb"))
-    throw UsageError("-o file '" + path + "' must end in .tns, .mtx or .tsb");
-  if (hasExtension(path, ".mtx") && out.order != 2)
-    throw UsageError("-o file '" + path + "': .mtx holds matrices, but " + out.name + " has order " +
-                     std::to_string(out.order) + "; use .tns");
+  const std::string ext = textExtension(path);
+  if ((ext != ".tns" && ext != ".mtx" && !hasExtension(path, ".tsb")) || (hasExtension(path, ".gz") && ext == ".tsb"))
+    throw UsageError("-o file '" + path + "' must end in .tns, .mtx, .tns.gz, .mtx.gz or .tsb");
+  if (ext == ".mtx" && out.order != 2 && out.order != 1)
+    throw UsageError("-o file '" + path + "': .mtx holds matrices (and vectors, as n x 1), but " + out.name +
+                     " has order " + std::to_string(out.order) + "; use .tns");
   auto dir = std::filesystem::path(path).parent_path();
   if (!dir.empty() && !std::filesystem::is_directory(dir))
     throw FileError(path, "cannot write: directory " + dir.string() + " does not exist");
@@ -104,7 +228,10 @@ std::optional<std::string> parseOutputPath(const Options& opt, const ExpressionA
 }
 
 std::map<std::string, TensorBase> loadInputs(const Options& opt, const ExpressionArgs& args,
-                                             const Sources& src) {
+                                             const Sources& src, PhaseTimes& times) {
+  using Clock = std::chrono::steady_clock;
+  const auto dimsOf = parseDims(opt, args);
+  double readMs = 0, packMs = 0;
   std::map<std::string, TensorBase> tensors;
   uint64_t seed = opt.seed;
   for (const auto& u : args.uses) {
@@ -114,18 +241,27 @@ std::map<std::string, TensorBase> loadInputs(const Options& opt, const Expressio
     std::string origin;
     if (auto f = src.files.find(u.name); f != src.files.end() && hasExtension(f->second, ".tsb")) {
       // Binary tensors are mapped, not parsed, and keep their stored format unless -f says otherwise.
+      auto t0 = Clock::now();
       TensorBase t = mapBinary(f->second, u.name);
+      readMs += millis(Clock::now() - t0);
+      if (dimsOf.count(u.name) && dimsOf.at(u.name) != t.dims())
+        throw UsageError("--dims does not apply to the binary file " + f->second + " (it holds " + u.name + " as " +
+                         showDims(t.dims()) + ")");
       if (t.order() != u.order)
         throw DimensionError(f->second + " holds a tensor of order " + std::to_string(t.order()) + ", but " +
                              u.name + " has " + std::to_string(u.order) + " indices in the expression");
+      t0 = Clock::now();
       if (args.formats.count(u.name) && !(args.formats.at(u.name) == t.format()))
         t = t.convert(withFittingWidths(args.formats.at(u.name), t.dims(), t.storedCount()), u.name);
+      packMs += millis(Clock::now() - t0);
       tensors.emplace(u.name, t);
       continue;
     }
+    auto t0 = Clock::now();
     if (auto f = src.files.find(u.name); f != src.files.end()) {
       coo = readTensorFile(f->second).data;
       origin = f->second;
+      matrixAsVector(coo, u);
     } else if (auto g = src.specs.find(u.name); g != src.specs.end()) {
       coo = generateFromSpec(g->second, seed++);
       origin = "generated " + g->second;
@@ -133,51 +269,114 @@ std::map<std::string, TensorBase> loadInputs(const Options& opt, const Expressio
       throw UsageError("no input for tensor '" + u.name + "' (use -i " + u.name + ":FILE or -g " + u.name +
                        ":KIND:ARGS)");
     }
+    readMs += millis(Clock::now() - t0);
     if (coo.order() != u.order)
       throw DimensionError(origin + " holds a tensor of order " + std::to_string(coo.order()) + ", but " +
-                           u.name + " has " + std::to_string(u.order) + " indices in the expression");
+                           u.name + " has " + std::to_string(u.order) + " indices in the expression" +
+                           (coo.order() == 2 && u.order == 1 ? " (a matrix is read as a vector only when it is n x 1 or 1 x n)" : ""));
+    if (auto d = dimsOf.find(u.name); d != dimsOf.end()) applyDims(coo, u.name, d->second, origin);
+    t0 = Clock::now();
     TensorBase t(u.name, args.typeOf(u), coo.dims, withFittingWidths(args.formatOf(u), coo.dims, coo.nnz()));
     t.setFromCoo(coo);
+    packMs += millis(Clock::now() - t0);
     tensors.emplace(u.name, t);
   }
+  times.add("read", readMs);
+  times.add("pack", packMs);
   return tensors;
 }
 
-double medianMs(std::vector<double> seconds) {
-  std::sort(seconds.begin(), seconds.end());
-  return seconds[seconds.size() / 2] * 1e3;
+/// A kernel's bound() check failed: name the bound and the variable's actual extent
+/// (from the dims of the tensors it indexes).
+void explainBrokenBound(const ScheduleError& e, const Schedule& schedule, const Assignment& a) {
+  if (std::string(e.what()).find("bound()") == std::string::npos) return;
+  std::vector<const ExprNode*> accesses = rhsAccesses(a);
+  for (const ScheduleCommand& c : schedule.commands()) {
+    if (c.kind != ScheduleCommand::Kind::Bound || c.vars.empty()) continue;
+    int64_t extent = -1;
+    for (const ExprNode* n : accesses)
+      for (size_t m = 0; m < n->vars.size(); m++)
+        if (n->vars[m] == c.vars[0] && m < n->tensor.dims().size()) extent = n->tensor.dims()[m];
+    if (extent < 0) continue;
+    bool broken = c.boundKind == BoundKind::MaxExact ? extent != c.amount : extent > c.amount;
+    if (broken)
+      throw ScheduleError("schedule command " + c.str() + ": the bound() does not hold: " + c.vars[0].name() + " has extent " +
+                          std::to_string(extent) + " here, but the bound promises " +
+                          (c.boundKind == BoundKind::MaxExact ? "exactly " : "at most ") + std::to_string(c.amount));
+  }
 }
 
-/// Compile, run (REPS times with --time=REPS) and report times as medians.
+/// Compile, run (REPS times with --time=REPS), recording each phase's time.
 /// `beforeLastRun` sees the tensors before the last run (a check of += needs them).
-void compileAndRun(const Options& opt, const Assignment& a, const std::function<void()>& beforeLastRun) {
+void compileAndRun(const Options& opt, const Assignment& a, const std::function<void()>& beforeLastRun,
+                   PhaseTimes& times) {
   auto t0 = std::chrono::steady_clock::now();
   Schedule schedule = chooseSchedule(opt.schedule, opt.threads, a);
   auto kernel = Kernel::compile(a, schedule);
-  double compileMs = millis(std::chrono::steady_clock::now() - t0);
+  // After compiling: a schedule error stays the one line on stderr.
+  warnAboutThreads(opt.schedule.empty() ? schedule.str() : opt.schedule, opt.threads);
+  times.add("compile", millis(std::chrono::steady_clock::now() - t0));
+  times.cacheHit = kernel->cacheHit();
+  times.threads = opt.threads;
+  times.schedule = schedule.empty() ? "none (loops in the expression's index order, serial)"
+                   : opt.schedule.empty() ? schedule.str() + " (default for " + std::to_string(opt.threads) + " threads)"
+                                          : schedule.str();
   int reps = std::max(1, opt.timeReps);
-  std::vector<double> assemble, compute;
+  std::vector<double>& assemble = times.at("assemble");
+  std::vector<double>& compute = times.at("compute");
   for (int r = 0; r < reps; r++) {
     if (r == reps - 1) beforeLastRun();
-    RunTimes t = kernel->run(a, opt.threads);
-    assemble.push_back(t.assembleSeconds);
-    compute.push_back(t.computeSeconds);
+    RunTimes t;
+    try {
+      t = kernel->run(a, opt.threads);
+    } catch (const ScheduleError& e) {
+      explainBrokenBound(e, schedule, a);
+      throw;
+    }
+    assemble.push_back(t.assembleSeconds * 1e3);
+    compute.push_back(t.computeSeconds * 1e3);
   }
-  if (opt.timeReps > 0) {
-    std::string over = reps > 1 ? " (median of " + std::to_string(reps) + " runs)" : "";
-    if (!schedule.empty()) std::fprintf(stderr, "schedule: %s\n", schedule.str().c_str());
-    std::fprintf(stderr, "compile: %.3f ms (%s)\n", compileMs, kernel->cacheHit() ? "cache hit" : "compiled");
-    std::fprintf(stderr, "assemble: %.3f ms%s\n", medianMs(assemble), over.c_str());
-    std::fprintf(stderr, "compute: %.3f ms%s\n", medianMs(compute), over.c_str());
+}
+
+/// The expression with binary and unary minus made plus: over the inputs' absolute
+/// values it gives the magnitude of the summands at each coordinate ("1e-3" kept).
+std::string withoutMinus(const std::string& expr) {
+  std::string s = expr;
+  for (size_t k = 0; k < s.size(); k++)
+    if (s[k] == '-' && !(k >= 2 && (s[k - 1] == 'e' || s[k - 1] == 'E') && std::isdigit(static_cast<unsigned char>(s[k - 2]))))
+      s[k] = '+';
+  return s;
+}
+
+/// The magnitude of the summands of each entry of the result: the expression (minus made
+/// plus) over copies of the tensors holding absolute values. Empty when that expression
+/// does not parse (then the check scales by the result alone).
+std::optional<CooData> summandMagnitude(const std::string& expr, const std::map<std::string, TensorBase>& tensors,
+                                        const Semiring& semiring) {
+  if (!semiring.isPlusTimes()) return std::nullopt;
+  std::map<std::string, TensorBase> copies;
+  for (const auto& [name, t] : tensors) {
+    CooData c = t.toCoo();
+    for (double& v : c.values) v = std::fabs(v);
+    TensorBase a(name, t.datatype(), t.dims(), t.format());
+    a.setFromCoo(c);
+    copies.emplace(name, a);
+  }
+  try {
+    return referenceEvaluate(parseOver(withoutMinus(expr), copies, semiring));
+  } catch (const UserError&) {
+    return std::nullopt;
   }
 }
 
 /// --check: compare with the reference evaluator's result for the last run (taken before
-/// it: += reads the output); a mismatch is a tessel bug (exit 1).
-void checkAgainstReference(const CooData& expected, const TensorBase& output, const Semiring& semiring) {
+/// it: += reads the output), with a tolerance scaled by the magnitude of the summands
+/// (relative `rtol`); a mismatch exits 4.
+void checkAgainstReference(const CooData& expected, const std::optional<CooData>& magnitude, const TensorBase& output,
+                           const Semiring& semiring, double rtol) {
   std::string why;
-  if (!tensorsClose(expected, output.toCoo(), 1e-9, 1e-12, &why, semiring))
-    throw InternalError("check: the result differs from the reference evaluator: " + why);
+  if (!tensorsCloseScaled(expected, output.toCoo(), magnitude ? &*magnitude : nullptr, rtol, 1e-12, &why, semiring))
+    throw CheckMismatch("the result differs from the reference evaluator " + why);
   std::fprintf(stderr, "check: OK (matches the reference evaluator)\n");
 }
 
@@ -195,46 +394,69 @@ int runCommand(const Options& opt) {
     return 0;
   }
   const TensorUse& out = args.output();
-  std::map<std::string, TensorBase> tensors = loadInputs(opt, args, sources);
+  PhaseTimes times;
+  std::map<std::string, TensorBase> tensors = loadInputs(opt, args, sources, times);
   std::map<std::string, TensorVar> vars;
   for (const auto& [name, t] : tensors) vars.emplace(name, t.tensorVar());
   std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, vars);
   TensorBase output(out.name, args.typeOf(out), outDims,
                     withFittingWidths(args.formatOf(out), outDims, dimsProduct(outDims)));
   if (auto start = tensors.find(out.name); start != tensors.end()) {  // += from given values
-    if (start->second.dims() != outDims) {
-      auto show = [](const std::vector<int64_t>& d) {
-        std::string s;
-        for (int64_t x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
-        return s;
-      };
-      throw DimensionError("the starting values given for " + out.name + " are " + show(start->second.dims()) +
-                           ", but the expression makes " + out.name + " " + show(outDims));
-    }
+    if (start->second.dims() != outDims)
+      throw DimensionError("the starting values given for " + out.name + " are " + showDims(start->second.dims()) +
+                           ", but the expression makes " + out.name + " " + showDims(outDims));
     output.setFromCoo(start->second.toCoo());
   }
   tensors.insert_or_assign(out.name, output);
 
   Assignment a = parseOver(opt.expr, tensors, semiring);
   CooData expected;
+  std::optional<CooData> magnitude;
+  double referenceMs = 0;
   compileAndRun(opt, a, [&] {
-    if (opt.check) expected = referenceEvaluate(a);
-  });
-  if (opt.check) checkAgainstReference(expected, output, semiring);
+    if (!opt.check) return;
+    auto t0 = std::chrono::steady_clock::now();
+    expected = referenceEvaluate(a);
+    magnitude = summandMagnitude(opt.expr, tensors, semiring);
+    referenceMs = millis(std::chrono::steady_clock::now() - t0);
+  }, times);
+  if (opt.check) {
+    auto t0 = std::chrono::steady_clock::now();
+    // float32 anywhere: the kernel rounds to ~1e-7 where the reference keeps doubles.
+    bool single = false;
+    for (const auto& [name, t] : tensors) single = single || t.datatype() == Datatype::Float32;
+    checkAgainstReference(expected, magnitude, output, semiring, single ? 1e-5 : 1e-9);
+    times.add("check", referenceMs + millis(std::chrono::steady_clock::now() - t0));
+  }
 
+  auto t0 = std::chrono::steady_clock::now();
   if (outPath && hasExtension(*outPath, ".tsb")) writeBinary(*outPath, output);  // in A's own format
   CooData result = output.toCoo();
+  if (outPath && out.order == 1 && textExtension(*outPath) == ".mtx") {  // a vector as an n x 1 matrix
+    CooData m;
+    m.dims = {result.dims[0], 1};
+    m.values = result.values;
+    for (int64_t c : result.coords) m.coords.insert(m.coords.end(), {c, 0});
+    result = std::move(m);
+  }
   // Under another semiring 0 is a value like any other (absent is its zero, inf for
   // min_plus): a .tns then lists every entry the output holds.
-  if (outPath && hasExtension(*outPath, ".tns") && !semiring.isPlusTimes())
+  if (outPath && textExtension(*outPath) == ".tns" && !semiring.isPlusTimes())
     writeTns(*outPath, result, false);
   else if (outPath && !hasExtension(*outPath, ".tsb"))
     writeTensorFile(*outPath, result);
+  if (outPath) times.add("write", millis(std::chrono::steady_clock::now() - t0));
+  std::optional<double> value;
   if (out.order == 0) {
     double v = 0;
     for (double x : result.values) v += x;
-    std::printf("%.17g\n", v);
+    value = v;
   }
+  if (opt.timeReps > 0 && !opt.json) printTimes(times);
+  if (opt.json)
+    printJson(times, value, opt.check);
+  else if (value)
+    std::printf("%.17g\n", *value);
   return 0;
 }
 
@@ -270,9 +492,20 @@ void registerRun(CLI::App& app, Action& action) {
       ->type_name("NAME:FILE");
   run->add_flag("--emit-c", opt->emitC, "Print the generated C code and exit (no inputs needed)");
   run->add_flag("--time{1}", opt->timeReps,
-                "Print compile, assemble and compute times to stderr; --time=REPS runs REPS times "
-                "and prints medians");
-  run->add_flag("--check", opt->check, "Compare the result with the reference evaluator");
+                "Print the thread count, the schedule and each phase's time to stderr (read, pack, compile, "
+                "assemble, compute, write, check); --time=REPS runs the kernel REPS times and prints the "
+                "median, min and max");
+  run->add_flag("--check", opt->check,
+                "Compare the result with the reference evaluator, with a tolerance scaled by the magnitude of "
+                "the summands at each entry; a mismatch exits with status 4");
+  run->add_option("--dims", opt->dims,
+                  "Dimensions of an input, e.g. B:5,7 (its entries must fit): trailing empty rows or columns a "
+                  "file does not show. A .tns written by tessel records its dims in a '# tessel dims:' comment")
+      ->type_name("NAME:D1,D2,...")
+      ->allow_extra_args(false);
+  run->add_flag("--json", opt->json,
+                "Print the --time report (every phase, min/median/max, threads, schedule; a scalar result as "
+                "\"value\") as one JSON object on stdout");
   run->add_option("--seed", opt->seed, "Seed for -g generators (default 1)");
   run->add_option("-s,--schedule", opt->schedule,
                   "Schedule commands, e.g. \"split(i,i0,i1,32),parallelize(i0,cpu_thread,no_races)\" "
@@ -280,8 +513,8 @@ void registerRun(CLI::App& app, Action& action) {
                   "before all loops, precompute(expr,t,j) inside the loop over j")
       ->type_name("COMMANDS");
   run->add_option("--semiring", opt->semiring, kSemiringHelp)->type_name("NAME");
-  run->add_option("--threads", opt->threads,
-                  "Threads for parallel loops (default 1). Without -s, more than one thread picks a "
+  CLI::Option* threads = run->add_option("--threads", opt->threads,
+                  "Threads for parallel loops (default: OMP_NUM_THREADS, else 1). Without -s, more than one thread picks a "
                   "parallel schedule: blocks of output rows, or an even split of non-zeros for skewed rows")
       ->check(CLI::Range(1, 4096));
   run->add_option("-m,--machine", opt->machine,
@@ -295,7 +528,12 @@ void registerRun(CLI::App& app, Action& action) {
       ->allow_extra_args(false);
   run->add_flag("--comm-stats", opt->commStats,
                 "Distributed: bytes each tensor moved, next to the schedule's formula");
-  run->callback([&action, opt] { action = [opt] { return runCommand(*opt); }; });
+  run->callback([&action, opt, threads] {
+    action = [opt, given = threads->count() > 0] {
+      if (!given) opt->threads = defaultThreads();
+      return runCommand(*opt);
+    };
+  });
 }
 
 }  // namespace tessel::cli

@@ -205,7 +205,7 @@ void checkDistributed(const std::string& expr, const std::map<std::string, CooDa
   CooData expected = referenceEvaluate(a);
   std::string why;
   if (!tensorsClose(expected, result, 1e-9, 1e-12, &why))
-    throw InternalError("check: the distributed result differs from the reference evaluator: " + why);
+    throw CheckMismatch("the distributed result differs from the reference evaluator: " + why);
   std::fprintf(stderr, "check: OK (matches the reference evaluator)\n");
 }
 
