@@ -20,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "sparse_inputs.h"
 #include "tessel/distributed.h"
 #include "tessel/generate.h"
 #include "tessel/io.h"
@@ -43,33 +44,6 @@ Grid grid2(int p) {
   int r = static_cast<int>(std::sqrt(static_cast<double>(p)));
   while (p % r) r--;
   return Grid(r, p / r);
-}
-
-double fillValue(const std::vector<int64_t>& c, int salt) {
-  int64_t h = salt;
-  for (int64_t x : c) h = h * 31 + x;
-  return static_cast<double>((h * 2654435761LL) % 1000) / 1000.0 - 0.5;
-}
-
-/// B with each entry's column moved right by `shift` (mod the columns): SpAdd3's C and D,
-/// the same in bench_petsc_sparse.
-CooData shiftedColumns(const CooData& b, int64_t shift) {
-  CooData out = b;
-  for (int64_t e = 0; e < out.nnz(); e++) {
-    int64_t& j = out.coords[static_cast<size_t>(2 * e + 1)];
-    j = (j + shift) % out.dims[1];
-  }
-  return out;
-}
-
-/// The right operand of SpGEMM: B when square (B * B), else its transpose (B * B^T).
-CooData gemmRight(const CooData& b) {
-  if (b.dims[0] == b.dims[1]) return b;
-  CooData t;
-  t.dims = {b.dims[1], b.dims[0]};
-  for (int64_t e = 0; e < b.nnz(); e++)
-    t.add({b.coords[static_cast<size_t>(2 * e + 1)], b.coords[static_cast<size_t>(2 * e)]}, b.values[static_cast<size_t>(e)]);
-  return t;
 }
 
 double median(std::vector<double> v) {
@@ -147,8 +121,7 @@ int main(int argc, char** argv) {
       flops = 2.0 * M * N * K;
     } else if (kernel == "spmm" || kernel == "spadd3" || kernel == "spgemm" || kernel == "sddmm") {
       // SpDISTAL's other kernels on CSR pieces (issue 29); inputs as bench_petsc_sparse's.
-      CooData b = args.count("matrix") ? readTensorFile(args.at("matrix")).data
-                                       : generateRmat(static_cast<int>(num("rmat", 16)), 16, 0.57, 0.19, 0.19, 1);
+      CooData b = bench::sparseInput(args.count("matrix") ? args.at("matrix") : "", static_cast<int>(num("rmat", 16)));
       m.grid = Grid(p);
       const std::string dist = args.count("dist") ? args.at("dist") : "rows";
       const std::string P = std::to_string(p), rowsDist = dist == "rows" ? "xy->x" : "xy->~x";
@@ -169,15 +142,15 @@ int main(int argc, char** argv) {
       } else if (kernel == "spadd3") {  // rows: the three operands' blocks agree
         if (dist != "rows") throw UserError("spadd3 runs by rows (--dist rows)");
         DistTensor C("C", b.dims, "xy->x", m.grid, csr), D("D", b.dims, "xy->x", m.grid, csr);
-        C.setFromCoo(shiftedColumns(b, 1));
-        D.setFromCoo(shiftedColumns(b, 3));
+        C.setFromCoo(bench::shiftedColumns(b, 1));
+        D.setFromCoo(bench::shiftedColumns(b, 3));
         expr = "A(i,j) = B(i,j) + C(i,j) + D(i,j)";
         ts = {DistTensor("A", b.dims, "xy->x", m.grid, csr), B, C, D};
         schedule = rows("{A,B,C,D}");
         flops = 3.0 * static_cast<double>(b.nnz());
       } else if (kernel == "spgemm") {  // the right operand's rows a rank needs are fetched
         if (dist == "fused") throw UserError("spgemm runs by rows (--dist rows or nz)");
-        CooData e = gemmRight(b);
+        CooData e = bench::gemmRight(b);
         DistTensor E("E", e.dims, "xy->x", m.grid, csr);
         E.setFromCoo(e);
         expr = "A(i,j) = B(i,k) * E(k,j)";
@@ -216,8 +189,7 @@ int main(int argc, char** argv) {
       }
       algo = dist;
     } else if (kernel == "spmv") {  // SpDISTAL's SpMV on sparse pieces (issue 29)
-      CooData b = args.count("matrix") ? readTensorFile(args.at("matrix")).data
-                                       : generateRmat(static_cast<int>(num("rmat", 18)), 16, 0.57, 0.19, 0.19, 1);
+      CooData b = bench::sparseInput(args.count("matrix") ? args.at("matrix") : "", static_cast<int>(num("rmat", 18)));
       m.grid = Grid(p);
       const std::string dist = args.count("dist") ? args.at("dist") : "rows";
       const std::string P = std::to_string(p);
@@ -234,7 +206,7 @@ int main(int argc, char** argv) {
       flops = 2.0 * static_cast<double>(b.nnz());
       bytes = 12.0 * static_cast<double>(b.nnz()) + 8.0 * static_cast<double>(b.dims[0] * 2 + b.dims[1]);
       algo = dist + (cRows ? "+c-rows" : "");
-      ts[2].fill([](const std::vector<int64_t>& c) { return fillValue(c, 2); });
+      ts[2].fill([](const std::vector<int64_t>& c) { return bench::fillValue(c, 2); });
     } else {
       const int64_t n = num("n", 600), l = num("l", 64);
       m.grid = Grid(p);
@@ -261,7 +233,7 @@ int main(int argc, char** argv) {
       algo = "owner";
     }
     for (size_t t = 1; t < ts.size(); t++)
-      if (!ts[t].sparse()) ts[t].fill([t](const std::vector<int64_t>& c) { return fillValue(c, static_cast<int>(t)); });
+      if (!ts[t].sparse()) ts[t].fill([t](const std::vector<int64_t>& c) { return bench::fillValue(c, static_cast<int>(t)); });
     auto k = DistributedKernel::compile(expr, ts, m, schedule);
     k->run(ts);  // warm-up: page faults, JIT, MPI connections
     std::vector<double> total, compute, comm;

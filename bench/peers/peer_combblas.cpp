@@ -22,23 +22,13 @@
 #include <vector>
 
 // tessel's first: CombBLAS's SequenceHeaps defines a function-like macro Error().
-#include "tessel/generate.h"
-#include "tessel/io.h"
+#include "../sparse_inputs.h"
 #include "CombBLAS/CombBLAS.h"
 
 namespace {
 
 using Local = combblas::SpDCCols<int64_t, double>;
 using Dist = combblas::SpParMat<int64_t, double, Local>;
-
-tessel::CooData gemmRight(const tessel::CooData& b) {  // as bench_distributed's
-  if (b.dims[0] == b.dims[1]) return b;
-  tessel::CooData t;
-  t.dims = {b.dims[1], b.dims[0]};
-  for (int64_t e = 0; e < b.nnz(); e++)
-    t.add({b.coords[static_cast<size_t>(2 * e + 1)], b.coords[static_cast<size_t>(2 * e)]}, b.values[static_cast<size_t>(e)]);
-  return t;
-}
 
 /// [first, end) of block `k` of `q` blocks of `n`: n / q each, the last one takes the rest.
 std::pair<int64_t, int64_t> blockOf(int64_t n, int q, int k) {
@@ -70,37 +60,15 @@ Dist distOf(const tessel::CooData& b, const std::shared_ptr<combblas::CommGrid>&
   return Dist(new Local(r1 - r0, c1 - c0, static_cast<int64_t>(t.size()), t.data(), false), grid);
 }
 
-/// Median over reps of the slowest rank's time of `step` (after one warm-up call).
-double timed(int reps, const std::function<void()>& step) {  // as bench_petsc_sparse's
-  step();
-  std::vector<double> times;
-  for (int r = 0; r < reps; r++) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    auto t0 = std::chrono::steady_clock::now();
-    step();
-    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
-    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    times.push_back(slowest);
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string matrix;
-  int rmat = 16, reps = 20;
-  for (int a = 1; a + 1 < argc; a += 2) {
-    std::string k = argv[a];
-    if (k == "--matrix") matrix = argv[a + 1];
-    else if (k == "--rmat") rmat = std::atoi(argv[a + 1]);
-    else if (k == "--reps") reps = std::atoi(argv[a + 1]);
-    else if (k == "--kernel" && std::string(argv[a + 1]) != "spgemm") {
-      std::fprintf(stderr, "bench_combblas_spgemm: only --kernel spgemm\n");
-      return 2;
-    }
+  const bench::PeerArgs args(argc, argv, "spgemm", 16);
+  if (args.kernel != "spgemm") {
+    std::fprintf(stderr, "bench_combblas_spgemm: only --kernel spgemm\n");
+    return 2;
   }
+  const int reps = args.reps;
   int provided = 0;
   MPI_Init_thread(&argc, &argv, MPI_THREAD_SERIALIZED, &provided);
   int rank = 0, size = 1;
@@ -117,13 +85,12 @@ int main(int argc, char** argv) {
   int64_t nnz = 0;
   {
     auto grid = std::make_shared<combblas::CommGrid>(MPI_COMM_WORLD, q, q);
-    tessel::CooData b = matrix.empty() ? tessel::generateRmat(rmat, 16, 0.57, 0.19, 0.19, 1)
-                                       : tessel::readTensorFile(matrix).data;
+    tessel::CooData b = bench::sparseInput(args.matrix, args.rmat);
     nnz = b.nnz();
-    Dist B = distOf(b, grid), E = distOf(gemmRight(b), grid);
+    Dist B = distOf(b, grid), E = distOf(bench::gemmRight(b), grid);
     b = tessel::CooData();
     std::unique_ptr<Dist> R;
-    t = timed(reps, [&] {
+    t = bench::timed(reps, [&] {
       R.reset();
       R.reset(new Dist(combblas::Mult_AnXBn_Synch<combblas::PlusTimesSRing<double, double>, double, Local>(B, E)));
     });
@@ -136,7 +103,7 @@ int main(int argc, char** argv) {
   if (rank == 0)
     std::printf("{\"system\":\"combblas\",\"kernel\":\"spgemm\",\"ranks\":%d,\"matrix\":\"%s\",\"nnz\":%lld,"
                 "\"median_s\":%.6f,\"gflops\":%.3f,\"check_norm\":%.10g}\n",
-                size, matrix.empty() ? ("rmat-" + std::to_string(rmat)).c_str() : matrix.c_str(),
+                size, args.inputName().c_str(),
                 static_cast<long long>(nnz), t, 0.0, check);
   MPI_Finalize();
   return 0;

@@ -18,16 +18,9 @@
 #include <string>
 #include <vector>
 
-#include "tessel/generate.h"
-#include "tessel/io.h"
+#include "../sparse_inputs.h"
 
 namespace {
-
-double fillValue(const std::vector<int64_t>& c, int salt) {  // as bench_distributed's
-  int64_t h = salt;
-  for (int64_t x : c) h = h * 31 + x;
-  return static_cast<double>((h * 2654435761LL) % 1000) / 1000.0 - 0.5;
-}
 
 /// An MPIAIJ matrix of `b`'s entries (coordinates mapped by `at`), preallocated exactly.
 Mat aijOf(const tessel::CooData& b) {
@@ -59,56 +52,17 @@ Mat aijOf(const tessel::CooData& b) {
   return A;
 }
 
-tessel::CooData shiftedColumns(const tessel::CooData& b, int64_t shift) {  // as bench_distributed's
-  tessel::CooData out = b;
-  for (int64_t e = 0; e < out.nnz(); e++) out.coords[static_cast<size_t>(2 * e + 1)] = (out.coords[static_cast<size_t>(2 * e + 1)] + shift) % out.dims[1];
-  return out;
-}
-
-tessel::CooData gemmRight(const tessel::CooData& b) {  // as bench_distributed's
-  if (b.dims[0] == b.dims[1]) return b;
-  tessel::CooData t;
-  t.dims = {b.dims[1], b.dims[0]};
-  for (int64_t e = 0; e < b.nnz(); e++)
-    t.add({b.coords[static_cast<size_t>(2 * e + 1)], b.coords[static_cast<size_t>(2 * e)]}, b.values[static_cast<size_t>(e)]);
-  return t;
-}
-
-/// Median over reps of the slowest rank's time of `step` (after one warm-up call).
-double timed(int reps, const std::function<void()>& step) {
-  step();
-  std::vector<double> times;
-  for (int r = 0; r < reps; r++) {
-    MPI_Barrier(PETSC_COMM_WORLD);
-    auto t0 = std::chrono::steady_clock::now();
-    step();
-    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
-    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, PETSC_COMM_WORLD);
-    times.push_back(slowest);
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string matrix, kernel = "spmv";
-  int rmat = 18, reps = 20, cols = 64;
-  for (int a = 1; a + 1 < argc; a += 2) {
-    std::string k = argv[a];
-    if (k == "--matrix") matrix = argv[a + 1];
-    else if (k == "--rmat") rmat = std::atoi(argv[a + 1]);
-    else if (k == "--reps") reps = std::atoi(argv[a + 1]);
-    else if (k == "--kernel") kernel = argv[a + 1];
-    else if (k == "--cols") cols = std::atoi(argv[a + 1]);
-  }
+  const bench::PeerArgs args(argc, argv, "spmv", 18);
+  const std::string& kernel = args.kernel;
+  const int reps = args.reps, cols = args.cols;
   PetscInitialize(nullptr, nullptr, nullptr, nullptr);
   int rank = 0, size = 1;
   MPI_Comm_rank(PETSC_COMM_WORLD, &rank);
   MPI_Comm_size(PETSC_COMM_WORLD, &size);
-  tessel::CooData b = matrix.empty() ? tessel::generateRmat(rmat, 16, 0.57, 0.19, 0.19, 1)
-                                     : tessel::readTensorFile(matrix).data;
+  const tessel::CooData b = bench::sparseInput(args.matrix, args.rmat);
   Mat B = aijOf(b);
   double t = 0, flops = 0, check = 0;
   if (kernel == "spmv") {
@@ -116,10 +70,10 @@ int main(int argc, char** argv) {
     MatCreateVecs(B, &x, &y);
     PetscInt xlo = 0, xhi = 0;
     VecGetOwnershipRange(x, &xlo, &xhi);
-    for (PetscInt j = xlo; j < xhi; j++) VecSetValue(x, j, fillValue({j}, 2), INSERT_VALUES);
+    for (PetscInt j = xlo; j < xhi; j++) VecSetValue(x, j, bench::fillValue({j}, 2), INSERT_VALUES);
     VecAssemblyBegin(x);
     VecAssemblyEnd(x);
-    t = timed(reps, [&] { MatMult(B, x, y); });
+    t = bench::timed(reps, [&] { MatMult(B, x, y); });
     PetscReal norm = 0;
     VecNorm(y, NORM_2, &norm);
     check = norm;
@@ -132,11 +86,11 @@ int main(int argc, char** argv) {
     Mat C, R = nullptr;
     MatCreateDense(PETSC_COMM_WORLD, chi - clo, PETSC_DECIDE, b.dims[1], cols, nullptr, &C);
     for (PetscInt j = clo; j < chi; j++)
-      for (PetscInt k = 0; k < cols; k++) MatSetValue(C, j, k, fillValue({j, k}, 2), INSERT_VALUES);
+      for (PetscInt k = 0; k < cols; k++) MatSetValue(C, j, k, bench::fillValue({j, k}, 2), INSERT_VALUES);
     MatAssemblyBegin(C, MAT_FINAL_ASSEMBLY);
     MatAssemblyEnd(C, MAT_FINAL_ASSEMBLY);
     MatMatMult(B, C, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &R);
-    t = timed(reps, [&] { MatMatMult(B, C, MAT_REUSE_MATRIX, PETSC_DEFAULT, &R); });
+    t = bench::timed(reps, [&] { MatMatMult(B, C, MAT_REUSE_MATRIX, PETSC_DEFAULT, &R); });
     PetscReal norm = 0;
     MatNorm(R, NORM_FROBENIUS, &norm);
     check = norm;
@@ -144,8 +98,8 @@ int main(int argc, char** argv) {
     MatDestroy(&C);
     MatDestroy(&R);
   } else if (kernel == "spadd3") {
-    Mat C = aijOf(shiftedColumns(b, 1)), D = aijOf(shiftedColumns(b, 3)), Y = nullptr;
-    t = timed(reps, [&] {
+    Mat C = aijOf(bench::shiftedColumns(b, 1)), D = aijOf(bench::shiftedColumns(b, 3)), Y = nullptr;
+    t = bench::timed(reps, [&] {
       if (Y) MatDestroy(&Y);
       MatDuplicate(B, MAT_COPY_VALUES, &Y);
       MatAXPY(Y, 1.0, C, DIFFERENT_NONZERO_PATTERN);
@@ -159,8 +113,8 @@ int main(int argc, char** argv) {
     MatDestroy(&D);
     MatDestroy(&Y);
   } else if (kernel == "spgemm") {
-    Mat E = aijOf(gemmRight(b)), R = nullptr;
-    t = timed(reps, [&] {
+    Mat E = aijOf(bench::gemmRight(b)), R = nullptr;
+    t = bench::timed(reps, [&] {
       if (R) MatDestroy(&R);
       MatMatMult(B, E, MAT_INITIAL_MATRIX, PETSC_DEFAULT, &R);
     });
@@ -177,7 +131,7 @@ int main(int argc, char** argv) {
   if (rank == 0)
     std::printf("{\"system\":\"petsc\",\"kernel\":\"%s\",\"ranks\":%d,\"matrix\":\"%s\",\"nnz\":%lld,"
                 "\"median_s\":%.6f,\"gflops\":%.3f,\"check_norm\":%.10g}\n",
-                kernel.c_str(), size, matrix.empty() ? ("rmat-" + std::to_string(rmat)).c_str() : matrix.c_str(),
+                kernel.c_str(), size, args.inputName().c_str(),
                 static_cast<long long>(b.nnz()), t, flops / t / 1e9, check);
   MatDestroy(&B);
   PetscFinalize();

@@ -3,7 +3,7 @@
 // bench_petsc_sparse. Tpetra's default contiguous uniform row map (equal rows per rank, as
 // PETSc's); every rank reads or generates the matrix and inserts its rows (duplicates are
 // summed, as PETSc's ADD_VALUES); fillComplete builds the column map and the importer of x.
-// x(j) = fillValue({j}, 2). One JSON line on rank 0: the median over --reps of the slowest
+// x(j) = bench::fillValue({j}, 2). One JSON line on rank 0: the median over --reps of the slowest
 // rank's time of apply (after one warm-up), and the 2-norm of y.
 //
 //   mpirun -np 4 bench_tpetra_spmv [--matrix B.mtx | --rmat 18] [--reps 20]
@@ -22,48 +22,15 @@
 #include <string>
 #include <vector>
 
-#include "tessel/generate.h"
-#include "tessel/io.h"
-
-namespace {
-
-double fillValue(const std::vector<int64_t>& c, int salt) {  // as bench_distributed's
-  int64_t h = salt;
-  for (int64_t x : c) h = h * 31 + x;
-  return static_cast<double>((h * 2654435761LL) % 1000) / 1000.0 - 0.5;
-}
-
-/// Median over reps of the slowest rank's time of `step` (after one warm-up call).
-double timed(int reps, const std::function<void()>& step) {  // as bench_petsc_sparse's
-  step();
-  std::vector<double> times;
-  for (int r = 0; r < reps; r++) {
-    MPI_Barrier(MPI_COMM_WORLD);
-    auto t0 = std::chrono::steady_clock::now();
-    step();
-    double t = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), slowest = 0;
-    MPI_Allreduce(&t, &slowest, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    times.push_back(slowest);
-  }
-  std::sort(times.begin(), times.end());
-  return times[times.size() / 2];
-}
-
-}  // namespace
+#include "../sparse_inputs.h"
 
 int main(int argc, char** argv) {
-  std::string matrix;
-  int rmat = 18, reps = 20;
-  for (int a = 1; a + 1 < argc; a += 2) {
-    std::string k = argv[a];
-    if (k == "--matrix") matrix = argv[a + 1];
-    else if (k == "--rmat") rmat = std::atoi(argv[a + 1]);
-    else if (k == "--reps") reps = std::atoi(argv[a + 1]);
-    else if (k == "--kernel" && std::string(argv[a + 1]) != "spmv") {
-      std::fprintf(stderr, "bench_tpetra_spmv: only --kernel spmv\n");
-      return 2;
-    }
+  const bench::PeerArgs args(argc, argv, "spmv", 18);
+  if (args.kernel != "spmv") {
+    std::fprintf(stderr, "bench_tpetra_spmv: only --kernel spmv\n");
+    return 2;
   }
+  const int reps = args.reps;
   Tpetra::ScopeGuard scope(&argc, &argv);  // MPI and Kokkos
   int rank = 0, size = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
@@ -76,8 +43,7 @@ int main(int argc, char** argv) {
     using Matrix = Tpetra::CrsMatrix<double>;
     using Vector = Tpetra::Vector<double>;
     auto comm = Tpetra::getDefaultComm();
-    tessel::CooData b = matrix.empty() ? tessel::generateRmat(rmat, 16, 0.57, 0.19, 0.19, 1)
-                                       : tessel::readTensorFile(matrix).data;
+    tessel::CooData b = bench::sparseInput(args.matrix, args.rmat);
     nnz = b.nnz();
     const GO rows = static_cast<GO>(b.dims[0]), cols = static_cast<GO>(b.dims[1]);
     Teuchos::RCP<const Map> rowMap = Teuchos::rcp(new Map(rows, 0, comm));
@@ -113,15 +79,15 @@ int main(int argc, char** argv) {
     {
       auto xd = x.getDataNonConst();
       for (size_t l = 0; l < x.getLocalLength(); l++)
-        xd[l] = fillValue({static_cast<int64_t>(x.getMap()->getGlobalElement(static_cast<int>(l)))}, 2);
+        xd[l] = bench::fillValue({static_cast<int64_t>(x.getMap()->getGlobalElement(static_cast<int>(l)))}, 2);
     }
-    t = timed(reps, [&] { A->apply(x, y); });
+    t = bench::timed(reps, [&] { A->apply(x, y); });
     check = y.norm2();
   }
   if (rank == 0)
     std::printf("{\"system\":\"tpetra\",\"kernel\":\"spmv\",\"ranks\":%d,\"matrix\":\"%s\",\"nnz\":%lld,"
                 "\"median_s\":%.6f,\"gflops\":%.3f,\"check_norm\":%.10g}\n",
-                size, matrix.empty() ? ("rmat-" + std::to_string(rmat)).c_str() : matrix.c_str(),
+                size, args.inputName().c_str(),
                 static_cast<long long>(nnz), t, 2.0 * static_cast<double>(nnz) / t / 1e9, check);
   return 0;
 }

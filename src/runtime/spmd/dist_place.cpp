@@ -36,18 +36,27 @@ bool inBox(const spmd::Box& box, const int64_t* c) {
   return true;
 }
 
-void placeDense(DistTensor::Impl& t, const CooData& share) {
+/// Under a distribution by coordinates: every entry of `share` sent to each rank whose
+/// box holds it (duplicates arrive in rank order, each rank's in its order: file order).
+/// `pieces`: every rank's box.
+CooData toOwnerBoxes(const DistTensor::Impl& t, const CooData& share, std::vector<std::optional<spmd::Box>>& pieces) {
   spmd::TensorUse u;
   u.dims = t.dims;
   u.grid = t.grid;
   u.distribution = t.distribution;
-  const std::vector<std::optional<spmd::Box>> pieces = spmd::piecesOf(u);
+  pieces = spmd::piecesOf(u);
   const int order = share.order();
-  CooData mine = spmd::exchangeEntries(share, [&](int64_t e, std::vector<int>& to) {
+  return spmd::exchangeEntries(share, [&](int64_t e, std::vector<int>& to) {
     for (int q = 0; q < static_cast<int>(pieces.size()); q++)
       if (pieces[static_cast<size_t>(q)] && inBox(*pieces[static_cast<size_t>(q)], share.coords.data() + e * order))
         to.push_back(q);
   });
+}
+
+void placeDense(DistTensor::Impl& t, const CooData& share) {
+  std::vector<std::optional<spmd::Box>> pieces;
+  CooData mine = toOwnerBoxes(t, share, pieces);
+  const int order = share.order();
   std::fill(t.vals.begin(), t.vals.end(), 0.0);
   if (!t.piece) return;
   const spmd::Box& box = *t.piece;
@@ -83,17 +92,8 @@ bool placeByCoordinates(DistTensor::Impl& t, const CooData& share) {
   if (t.distribution.byNonZeros()) return false;
   for (int k = 1; k < t.format->order(); k++)
     if (t.format->level(k) == LevelKind::Dense) return false;
-  spmd::TensorUse u;
-  u.dims = t.dims;
-  u.grid = t.grid;
-  u.distribution = t.distribution;
-  const std::vector<std::optional<spmd::Box>> pieces = spmd::piecesOf(u);
-  const int order = share.order();
-  CooData mine = spmd::exchangeEntries(share, [&](int64_t e, std::vector<int>& to) {
-    for (int q = 0; q < static_cast<int>(pieces.size()); q++)
-      if (pieces[static_cast<size_t>(q)] && inBox(*pieces[static_cast<size_t>(q)], share.coords.data() + e * order))
-        to.push_back(q);
-  });
+  std::vector<std::optional<spmd::Box>> pieces;
+  CooData mine = toOwnerBoxes(t, share, pieces);
   spmd::agreeOnFailure([&] {
     t.dataPieces.clear();
     t.piece = pieces[static_cast<size_t>(comm::rank())];
