@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install the Debian packages tessel needs (only the missing ones), then configure and
 # build into build/. Safe to run any number of times. With --bench, also the peer
-# libraries the benchmarks compare against (Eigen, SuiteSparse:GraphBLAS, PETSc).
+# libraries the benchmarks compare against (Eigen, SuiteSparse:GraphBLAS, PETSc, ScaLAPACK,
+# Trilinos Tpetra, CombBLAS).
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
@@ -11,7 +12,9 @@ packages=(cmake ninja-build gcc g++ libgtest-dev libfmt-dev libcli11-dev nlohman
           python3-dev pybind11-dev python3-pybind11 python3-pytest  # the Python package (python/) and its tests
           libopenmpi-dev openmpi-bin libopenblas-dev)  # distributed kernels (MPI) and BLAS leaves
 if [[ ${1:-} == --bench ]]; then
-  packages+=(libeigen3-dev libgraphblas-dev petsc-dev libscalapack-openmpi-dev)
+  packages+=(libeigen3-dev libgraphblas-dev petsc-dev libscalapack-openmpi-dev
+             libtrilinos-tpetra-dev libtrilinos-teuchos-dev libtrilinos-kokkos-dev  # Tpetra (SpMV peer)
+             libtrilinos-kokkos-kernels-dev libtrilinos-epetra-dev libcombblas-dev)  # CombBLAS (SpGEMM peer)
 fi
 
 missing=()
