@@ -10,6 +10,7 @@ packages=(cmake ninja-build gcc g++ libgtest-dev libfmt-dev libcli11-dev nlohman
           clang lld libclang-rt-14-dev   # clang, lld, the runtime: fuzz targets (fuzz/)
           python3-numpy python3-scipy    # the SciPy oracle test (tests/oracle/), the Python package
           python3-dev pybind11-dev python3-pybind11 python3-pytest  # the Python package (python/) and its tests
+          python3-mpi4py                 # tessel with mpi4py (optional for the package; ctest Python.mpi4py)
           libopenmpi-dev openmpi-bin libopenblas-dev)  # distributed kernels (MPI) and BLAS leaves
 if [[ ${1:-} == --bench ]]; then
   packages+=(libeigen3-dev libgraphblas-dev petsc-dev libscalapack-openmpi-dev

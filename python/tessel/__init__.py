@@ -72,6 +72,7 @@ __all__ = [
     "Error", "UserError", "ParseError", "NotationError", "DimensionError", "FormatError",
     "OverflowError", "FileError", "MemoryLimitError", "ScheduleError", "DistributionError",
     "EnvironmentError", "OutOfMemoryError", "CompileError", "InternalError",
+    "Machine", "DistTensor", "DistributedKernel", "distributed_compile", "world_rank", "world_size",
 ]
 
 _DTYPES = (_np.float64, _np.float32, _np.int64, _np.int32, _np.bool_)
@@ -586,3 +587,14 @@ def einsum(spec, *operands, format=None, schedule=None, threads=1):
         arr = result.to_numpy()
         return arr[()] if arr.ndim == 0 else arr
     return result.to_scipy("csr") if result.ndim == 2 else result
+
+
+# -- distributed (MPI) ------------------------------------------------------------------
+from .distributed import (  # noqa: E402,F401  (re-exported)
+    DistributedKernel,
+    DistTensor,
+    Machine,
+    distributed_compile,
+    world_rank,
+    world_size,
+)
