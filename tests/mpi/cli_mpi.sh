@@ -299,27 +299,19 @@ files)
        for (k = 0; k < 30000; k++) printf "%d %d %.6f\n", (k * 7919) % n + 1, (k * 104729 + int(k / 3)) % n + 1, (k % 97) / 7 }' >G.mtx
   mrun 1 run "a(i) = B(i,j) * c(j)" -m 1 -i B:G.mtx -g c:dense:3000 -o a:ref.tns
   cp ref.tns ref_keep.tns
-  for d in 'xy->x' 'xy->~x' '(xy)->~f'; do
-    for np in 2 3 4; do
-      CASE="spmv-$d-np$np"
-      rm -f out.tns
-      mrun "$np" run "a(i) = B(i,j) * c(j)" -m "$np" -d "B:$d" -d 'c:x->*' -i B:G.mtx -g c:dense:3000 -o a:out.tns
-      if [ "$rc" != 0 ]; then fail "exit $rc"
-      elif ! cmp -s out.tns ref_keep.tns; then fail "output differs from one rank's"
-      else pass; fi
-    done
-  done
-  # .tsb pieces read by ranges (each rank its rows' pos, crd and vals; ~x from the pos
+  # .tsb pieces are read by ranges (each rank its rows' pos, crd and vals; ~x from the pos
   # array; the fused partition reads the file whole): the same output as one rank.
   "$TESSEL" convert G.mtx G.tsb >/dev/null 2>&1
-  for d in 'xy->x' 'xy->~x' '(xy)->~f'; do
-    for np in 1 3 4; do
-      CASE="tsb-spmv-$d-np$np"
-      rm -f out.tns
-      mrun "$np" run "a(i) = B(i,j) * c(j)" -m "$np" -d "B:$d" -d 'c:x->*' -i B:G.tsb -g c:dense:3000 -o a:out.tns
-      if [ "$rc" != 0 ]; then fail "exit $rc: $(cat err.txt)"
-      elif ! cmp -s out.tns ref_keep.tns; then fail "output differs from one rank's"
-      else pass; fi
+  for file in G.mtx G.tsb; do
+    for d in 'xy->x' 'xy->~x' '(xy)->~f'; do
+      for np in 1 3 4; do
+        CASE="spmv-$file-$d-np$np"
+        rm -f out.tns
+        mrun "$np" run "a(i) = B(i,j) * c(j)" -m "$np" -d "B:$d" -d 'c:x->*' -i "B:$file" -g c:dense:3000 -o a:out.tns
+        if [ "$rc" != 0 ]; then fail "exit $rc: $(cat err.txt)"
+        elif ! cmp -s out.tns ref_keep.tns; then fail "output differs from one rank's"
+        else pass; fi
+      done
     done
   done
   CASE=tsb-dense-rows  # against one rank on dense B (a dense row sums in another order than CSR)
