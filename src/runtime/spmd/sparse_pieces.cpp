@@ -1,11 +1,9 @@
 // Pieces of a sparse tensor: see sparse_pieces.h.
 #include "runtime/spmd/sparse_pieces.h"
 
-#include <algorithm>
-#include <numeric>
-
 #include "format/level_format.h"
 #include "format/sparse_placement.h"
+#include "runtime/spmd/dist_files.h"
 #include "tessel/error.h"
 
 namespace tessel::spmd {
@@ -28,19 +26,9 @@ std::vector<SparsePiece> sparsePieces(const TensorBase& t, const Distribution& d
 
   // The entries in lexicographic order of their coordinates (storage order of the fused
   // leading dimensions, which checkFormat requires to lead).
-  const CooData all = t.toCoo();
+  const CooData all = sortedLexicographically(t.toCoo());
   const int64_t nnz = all.nnz();
-  std::vector<int64_t> perm(static_cast<size_t>(nnz));
-  std::iota(perm.begin(), perm.end(), 0);
-  auto c = [&](int64_t e, int m) { return all.coords[static_cast<size_t>(e * order + m)]; };
-  std::stable_sort(perm.begin(), perm.end(), [&](int64_t x, int64_t y) {
-    for (int m = 0; m < order; m++)
-      if (c(x, m) != c(y, m)) return c(x, m) < c(y, m);
-    return false;
-  });
-  std::vector<int64_t> coords(static_cast<size_t>(nnz * order));
-  for (int64_t k = 0; k < nnz; k++)
-    for (int m = 0; m < order; m++) coords[static_cast<size_t>(k * order + m)] = c(perm[static_cast<size_t>(k)], m);
+  const std::vector<int64_t>& coords = all.coords;
 
   const EntryPlacement place = placeEntries(t.dims(), coords, dist, grid);
   std::vector<SparsePiece> pieces(static_cast<size_t>(grid.size()));
@@ -56,7 +44,7 @@ std::vector<SparsePiece> sparsePieces(const TensorBase& t, const Distribution& d
       if (!place.held(k, at)) continue;
       for (int m = 0; m < order; m++)
         rel[static_cast<size_t>(m)] = coords[static_cast<size_t>(k * order + m)] - (*p.box)[static_cast<size_t>(m)].lo;
-      local.add(rel, all.values[static_cast<size_t>(perm[static_cast<size_t>(k)])]);
+      local.add(rel, all.values[static_cast<size_t>(k)]);
     }
     p.nnz = local.nnz();
     p.tensor = TensorBase(t.name(), t.datatype(), local.dims, f);
