@@ -11,6 +11,7 @@ packages=(cmake ninja-build gcc g++ libgtest-dev libfmt-dev libcli11-dev nlohman
           python3-numpy python3-scipy    # the SciPy oracle test (tests/oracle/), the Python package
           python3-dev pybind11-dev python3-pybind11 python3-pytest  # the Python package (python/) and its tests
           python3-mpi4py                 # tessel with mpi4py (optional for the package; ctest Python.mpi4py)
+          doxygen python3-networkx       # the API reference (target docs, ctest Docs.Reference); graph oracle tests
           libopenmpi-dev openmpi-bin libopenblas-dev)  # distributed kernels (MPI) and BLAS leaves
 if [[ ${1:-} == --bench ]]; then
   packages+=(libeigen3-dev libgraphblas-dev petsc-dev libscalapack-openmpi-dev

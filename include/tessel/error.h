@@ -62,7 +62,7 @@ class OverflowError : public UserError {
   explicit OverflowError(const std::string& msg) : UserError(msg) {}
 };
 
-/// `s` with bytes that cannot be shown safely (control bytes, invalid UTF-8) as \xNN,
+/// `s` with bytes that cannot be shown safely (control bytes, invalid UTF-8) as `\xNN`,
 /// so that bytes from an input file never reach a terminal raw.
 std::string escapeBytes(const std::string& s);
 

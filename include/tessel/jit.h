@@ -49,7 +49,7 @@ class JitModule {
 };
 
 /// Compile (or fetch from the cache) and load. Throws CompileError on failure: one line
-/// with the compiler's first error and the path of the full log (<key>.log in the cache);
+/// with the compiler's first error and the path of the full log (`<key>.log` in the cache);
 /// with TESSEL_CC_LOG=1 the message holds the command and the whole log.
 std::shared_ptr<JitModule> jitCompile(const std::string& cSource, const JitOptions& opts = {});
 
