@@ -154,6 +154,25 @@ void installExternal(TensorBase& t, const tessel_tensor_t& raw, py::object owner
   t.impl()->pendingVals.clear();
 }
 
+/// A tensor whose arrays installExternal is about to provide. TensorBase's constructor
+/// builds a readable empty tensor (a dense one all zeros: an O(size) allocation and
+/// memset, wasted here), so it is made with empty dims and given its own afterwards; the
+/// constructor's checks are made on the real dims first (a throwaway 1-entry-per-mode
+/// tensor would not check the widths against them).
+TensorBase unfilledTensor(const std::string& name, Datatype type, const std::vector<int64_t>& dims,
+                          const Format& f) {
+  const IndexWidth cw = f.crdWidth();
+  for (size_t m = 0; m < dims.size(); m++) {
+    if (dims[m] < 0) throw DimensionError("tensor " + name + ": dimension " + std::to_string(dims[m]) + " is negative");
+    if (dims[m] > 0 && dims[m] - 1 > (cw == IndexWidth::W32 ? int64_t{INT32_MAX} : INT64_MAX))
+      throw OverflowError("tensor " + name + ": dimension " + std::to_string(dims[m]) +
+                          " does not fit 32-bit coordinates (use int64 indices)");
+  }
+  TensorBase t(name, type, std::vector<int64_t>(dims.size(), 0), f);
+  t.impl()->var = TensorVar(name, type, dims, f);
+  return t;
+}
+
 /// A dense tensor over a C-contiguous array: zero-copy (the array stays alive with the
 /// tensor), or a malloc'd copy when `copy`.
 TensorBase fromDense(py::array a, const std::string& name, bool copy) {
@@ -163,7 +182,7 @@ TensorBase fromDense(py::array a, const std::string& name, bool copy) {
     throw FormatError("an array of " + std::to_string(a.ndim()) + " dimensions; at most " +
                       std::to_string(TESSEL_MAX_ORDER) + " are supported");
   std::vector<int64_t> dims(a.shape(), a.shape() + a.ndim());
-  TensorBase t(name, type, dims, DenseFormat(static_cast<int>(dims.size())));
+  TensorBase t = unfilledTensor(name, type, dims, DenseFormat(static_cast<int>(dims.size())));
   tessel_tensor_t raw{};
   raw.order = static_cast<int32_t>(dims.size());
   for (size_t k = 0; k < dims.size(); k++) raw.dims[k] = dims[k];
@@ -185,10 +204,35 @@ TensorBase fromDense(py::array a, const std::string& name, bool copy) {
   return t;
 }
 
-/// CSR (or CSC: `columns`) arrays as a "ds" (or "ds:1,0") tensor, zero-copy. The arrays
-/// must be canonical (sorted, no duplicates): the Python layer sees to it.
+/// The first row whose pos decreases or holds an index outside [0, inner), or -1. With
+/// `canonical` (each row's indices strictly increase), only each row's first and last.
+template <typename P, typename C>
+int64_t firstBadRow(const void* pos, const void* crd, int64_t outer, int64_t inner, bool canonical) {
+  const P* ptr = static_cast<const P*>(pos);
+  const C* idx = static_cast<const C*>(crd);
+  for (int64_t p = 0; p < outer; p++) {
+    const int64_t lo = ptr[p], hi = ptr[p + 1];
+    if (lo > hi) return p;
+    if (canonical) {
+      if (lo < hi && (idx[lo] < 0 || idx[hi - 1] >= inner)) return p;
+    } else {
+      bool ok = true;
+      for (int64_t q = lo; q < hi; q++) ok &= idx[q] >= 0 && idx[q] < inner;
+      if (!ok) return p;
+    }
+  }
+  return -1;
+}
+
+/// A CSR (or, `columns`, CSC) tensor ("ds", "ds:1,0") over the three SciPy arrays, without
+/// copying them.
+/// Every index is range-checked, unless `canonical`: the caller vouches (SciPy's cached
+/// has_canonical_format) that each row's indices strictly increase, so checking each
+/// row's first and last index is enough: O(rows) instead of a pass over all entries.
+/// `checked`: the caller checked these very arrays before (from_scipy remembers it on the
+/// matrix), so nothing is checked again but indptr's ends.
 TensorBase fromCompressed(const std::string& name, int64_t rows, int64_t cols, py::array indptr,
-                          py::array indices, py::array data, bool columns) {
+                          py::array indices, py::array data, bool columns, bool canonical, bool checked) {
   requireContiguous(indptr, "indptr");
   requireContiguous(indices, "indices");
   requireContiguous(data, "data");
@@ -198,24 +242,29 @@ TensorBase fromCompressed(const std::string& name, int64_t rows, int64_t cols, p
   const IndexWidth pw = widthOfDtype(indptr.dtype(), "indptr");
   const IndexWidth cw = widthOfDtype(indices.dtype(), "indices");
   Format f({LevelKind::Dense, LevelKind::Compressed}, columns ? std::vector<int>{1, 0} : std::vector<int>{0, 1}, pw, cw);
-  TensorBase t(name, type, {rows, cols}, f);
+  TensorBase t = unfilledTensor(name, type, {rows, cols}, f);
   const int64_t outer = columns ? cols : rows, inner = columns ? rows : cols;
   if (indptr.size() != outer + 1)
     throw DimensionError("tensor " + name + ": indptr has " + std::to_string(indptr.size()) + " entries, expected " +
                          std::to_string(outer + 1));
+  const void* const ptr = indptr.data();  // the raw pointers once: data() is an API call
+  const void* const idx = indices.data();
   auto at = [&](int64_t p) -> int64_t {
-    return pw == IndexWidth::W32 ? static_cast<const int32_t*>(indptr.data())[p]
-                                 : static_cast<const int64_t*>(indptr.data())[p];
+    return pw == IndexWidth::W32 ? static_cast<const int32_t*>(ptr)[p] : static_cast<const int64_t*>(ptr)[p];
   };
   const int64_t nnz = at(outer);
   if (at(0) != 0 || nnz < 0 || nnz > indices.size() || nnz > data.size())
     throw DimensionError("tensor " + name + ": indptr does not fit indices and data");
-  for (int64_t p = 0; p < outer; p++)
-    if (at(p) > at(p + 1)) throw DimensionError("tensor " + name + ": indptr decreases");
-  for (int64_t q = 0; q < nnz; q++) {
-    const int64_t c = cw == IndexWidth::W32 ? static_cast<const int32_t*>(indices.data())[q]
-                                            : static_cast<const int64_t*>(indices.data())[q];
-    if (c < 0 || c >= inner) throw DimensionError("tensor " + name + ": index " + std::to_string(c) + " out of range");
+  const int64_t bad = checked ? -1
+                    : pw == IndexWidth::W32
+                          ? (cw == IndexWidth::W32 ? firstBadRow<int32_t, int32_t>(ptr, idx, outer, inner, canonical)
+                                                   : firstBadRow<int32_t, int64_t>(ptr, idx, outer, inner, canonical))
+                          : (cw == IndexWidth::W32 ? firstBadRow<int64_t, int32_t>(ptr, idx, outer, inner, canonical)
+                                                   : firstBadRow<int64_t, int64_t>(ptr, idx, outer, inner, canonical));
+  if (bad >= 0) {
+    if (at(bad) > at(bad + 1)) throw DimensionError("tensor " + name + ": indptr decreases at " + std::to_string(bad));
+    throw DimensionError("tensor " + name + ": an index of " + std::string(columns ? "column " : "row ") +
+                         std::to_string(bad) + " is out of range [0, " + std::to_string(inner) + ")");
   }
   tessel_tensor_t raw{};
   raw.order = 2;
@@ -772,7 +821,8 @@ Schedule().split(i, i0, i1, 32).parallelize(i0). The text form
       });
 
   m.def("from_dense", &fromDense, py::arg("array"), py::arg("name"), py::arg("copy") = false);
-  m.def("from_compressed", &fromCompressed);
+  m.def("from_compressed", &fromCompressed, py::arg("name"), py::arg("rows"), py::arg("cols"), py::arg("indptr"),
+        py::arg("indices"), py::arg("data"), py::arg("columns"), py::arg("canonical") = false, py::arg("checked") = false);
   m.def("read", [](const std::string& path, std::optional<Format> format, const std::string& name, bool map) {
     py::gil_scoped_release nogil;
     if (isBinaryTensorPath(path) && !format) return map ? mapBinary(path, name) : readBinary(path, name);

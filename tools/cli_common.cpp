@@ -151,4 +151,21 @@ int finishStdout(int rc) {
   return rc == 0 ? 1 : rc;
 }
 
+std::string showDims(const std::vector<int64_t>& d) {
+  std::string s;
+  for (int64_t x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
+  return s;
+}
+
+void applyDims(CooData& coo, const std::string& name, const std::vector<int64_t>& dims, const std::string& origin) {
+  const int order = coo.order();
+  for (int64_t e = 0; e < coo.nnz(); e++)
+    for (int m = 0; m < order; m++)
+      if (coo.coords[static_cast<size_t>(e * order + m)] >= dims[static_cast<size_t>(m)])
+        throw DimensionError("--dims " + name + ":" + showDims(dims) + " is too small: " + origin + " has index " +
+                             std::to_string(coo.coords[static_cast<size_t>(e * order + m)] + 1) + " in mode " +
+                             std::to_string(m));
+  coo.dims = dims;
+}
+
 }  // namespace tessel::cli

@@ -48,6 +48,11 @@ int defaultThreads();
 void warnAboutThreads(const std::string& schedule, int threads);
 /// Saturating product of the dims (an upper bound on a result's non-zeros).
 int64_t dimsProduct(const std::vector<int64_t>& dims);
+/// Dims as text: 5x7.
+std::string showDims(const std::vector<int64_t>& d);
+/// --dims NAME:D1,D2,... for one input read from `origin`: every entry must fit (a
+/// DimensionError naming the first that does not); then coo's dims are `dims`.
+void applyDims(CooData& coo, const std::string& name, const std::vector<int64_t>& dims, const std::string& origin);
 double millis(std::chrono::steady_clock::duration d);
 
 /// Flushes and checks standard output after a command (`tessel ... > /dev/full`): a

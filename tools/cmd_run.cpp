@@ -132,12 +132,6 @@ std::map<std::string, std::vector<int64_t>> parseDims(const Options& opt, const 
   return out;
 }
 
-std::string showDims(const std::vector<int64_t>& d) {
-  std::string s;
-  for (int64_t x : d) s += (s.empty() ? "" : "x") + std::to_string(x);
-  return s;
-}
-
 /// An n x 1 or 1 x n matrix read for a tensor used with one index: the vector of its entries.
 void matrixAsVector(CooData& coo, const TensorUse& u) {
   if (u.order != 1 || coo.order() != 2 || (coo.dims[0] != 1 && coo.dims[1] != 1)) return;
@@ -148,18 +142,6 @@ void matrixAsVector(CooData& coo, const TensorUse& u) {
   v.coords.reserve(coo.values.size());
   for (int64_t e = 0; e < coo.nnz(); e++) v.coords.push_back(coo.coords[static_cast<size_t>(2 * e + keep)]);
   coo = std::move(v);
-}
-
-/// --dims for one input: the entries must fit.
-void applyDims(CooData& coo, const std::string& name, const std::vector<int64_t>& dims, const std::string& origin) {
-  const int order = coo.order();
-  for (int64_t e = 0; e < coo.nnz(); e++)
-    for (int m = 0; m < order; m++)
-      if (coo.coords[static_cast<size_t>(e * order + m)] >= dims[static_cast<size_t>(m)])
-        throw DimensionError("--dims " + name + ":" + showDims(dims) + " is too small: " + origin + " has index " +
-                             std::to_string(coo.coords[static_cast<size_t>(e * order + m)] + 1) + " in mode " +
-                             std::to_string(m));
-  coo.dims = dims;
 }
 
 int runOnRanks(const Options& opt) {
@@ -180,7 +162,8 @@ int runOnRanks(const Options& opt) {
   d.commStats = opt.commStats;
   d.emit = opt.emitC;
   d.seed = opt.seed;
-  if (!opt.dims.empty() || opt.json) throw UsageError(std::string(opt.json ? "--json" : "--dims") + " is not supported with -m yet");
+  d.json = opt.json;
+  d.dims = parseDims(opt, parseExpressionArgs(opt.expr, opt.formats, opt.types));
   return runDistributed(d);
 }
 

@@ -2,11 +2,15 @@
 // of each input file (entries then go to their owners), the kernel runs SPMD, every rank
 // writes its piece of -o into one file; rank 0 gathers only to --check or print a scalar.
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <climits>
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <optional>
+
+#include <nlohmann/json.hpp>
 
 #include "expression_args.h"
 #include "run_distributed.h"
@@ -152,24 +156,72 @@ DistTensor byNonZerosIfSkewed(const DistTensor& t, const std::map<std::string, T
   return skewed;
 }
 
-double median(std::vector<double> v) {
+/// Wall times of the run's phases on rank 0, in milliseconds (the phases are collective,
+/// so every rank leaves them together); a phase that did not happen is absent.
+struct DistPhaseTimes {
+  double read = -1, place = -1, compile = -1, write = -1, check = -1;
+};
+
+/// min, median, max of v.
+std::array<double, 3> spread(std::vector<double> v) {
   std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
+  const size_t n = v.size();
+  return {v.front(), n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2, v.back()};
 }
 
-void reportTimes(const std::vector<DistRunStats>& runs, const std::string& schedule, const Machine& m) {
+/// --time (stderr) or --json (stdout): every phase, the machine and the schedule. The
+/// runs' times are the slowest rank's, min / median / max over repetitions.
+void reportTimes(const std::vector<DistRunStats>& runs, const std::string& schedule, const Machine& m,
+                 const DistPhaseTimes& p, bool json, bool checked, std::optional<double> value) {
   std::vector<double> total, compute, comm;
   for (const DistRunStats& r : runs) {
-    total.push_back(r.seconds);
-    compute.push_back(r.computeSeconds);
-    comm.push_back(r.commSeconds);
+    total.push_back(r.seconds * 1e3);
+    compute.push_back(r.computeSeconds * 1e3);
+    comm.push_back(r.commSeconds * 1e3);
   }
-  std::string over = runs.size() > 1 ? " (median of " + std::to_string(runs.size()) + " runs)" : "";
+  const std::vector<std::pair<std::string, double>> once = {
+      {"read", p.read}, {"place", p.place}, {"compile", p.compile}};
+  const std::vector<std::pair<std::string, std::vector<double>>> repeated = {
+      {"run", total}, {"compute", compute}, {"communication", comm}};
+  const std::vector<std::pair<std::string, double>> after = {{"write", p.write}, {"check", p.check}};
+  if (json) {
+    nlohmann::ordered_json j;
+    j["machine"] = m.grid.str();
+    j["ranks"] = m.grid.size();
+    j["threads"] = m.threads;
+    j["schedule"] = schedule;
+    nlohmann::ordered_json phases = nlohmann::ordered_json::object();
+    auto single = [&](const std::string& name, double ms) {
+      if (ms >= 0) phases[name] = {{"runs", 1}, {"min_ms", ms}, {"median_ms", ms}, {"max_ms", ms}};
+    };
+    for (const auto& [name, ms] : once) single(name, ms);
+    for (const auto& [name, ms] : repeated) {
+      auto [lo, mid, hi] = spread(ms);
+      phases[name] = {{"runs", ms.size()}, {"min_ms", lo}, {"median_ms", mid}, {"max_ms", hi}};
+    }
+    for (const auto& [name, ms] : after) single(name, ms);
+    j["phases"] = phases;
+    j["bytes_sent_max_rank"] = runs.back().maxBytesSent;
+    if (checked) j["check"] = "ok";
+    if (value) j["value"] = *value;
+    std::string text = j.dump(2) + "\n";
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    return;
+  }
   std::fprintf(stderr, "machine: %s (%d ranks x %d threads)\n", m.grid.str().c_str(), m.grid.size(), m.threads);
   std::fprintf(stderr, "schedule: %s\n", schedule.c_str());
-  std::fprintf(stderr, "run: %.3f ms%s, slowest rank\n", median(total) * 1e3, over.c_str());
-  std::fprintf(stderr, "compute: %.3f ms, slowest rank\n", median(compute) * 1e3);
-  std::fprintf(stderr, "communication: %.3f ms, slowest rank\n", median(comm) * 1e3);
+  for (const auto& [name, ms] : once)
+    if (ms >= 0) std::fprintf(stderr, "%s: %.3f ms\n", name.c_str(), ms);
+  for (const auto& [name, ms] : repeated) {
+    auto [lo, mid, hi] = spread(ms);
+    if (ms.size() > 1)
+      std::fprintf(stderr, "%s: %.3f ms (median of %zu runs; min %.3f, max %.3f), slowest rank\n", name.c_str(), mid,
+                   ms.size(), lo, hi);
+    else
+      std::fprintf(stderr, "%s: %.3f ms, slowest rank\n", name.c_str(), mid);
+  }
+  for (const auto& [name, ms] : after)
+    if (ms >= 0) std::fprintf(stderr, "%s: %.3f ms\n", name.c_str(), ms);
   std::fprintf(stderr, "bytes sent: %lld by the busiest rank\n", static_cast<long long>(runs.back().maxBytesSent));
 }
 
@@ -223,6 +275,15 @@ int runDistributed(const DistributedRunOptions& opt) {
   std::string skewCandidate;  // the first sparse input without -d: by non-zeros when its rows are skewed
   std::string outName, outPath;
   int outOrder = 0;
+  DistPhaseTimes phase;
+  using Clock = std::chrono::steady_clock;
+  auto t0 = Clock::now();
+  auto lap = [&t0] {
+    const auto now = Clock::now();
+    const double ms = millis(now - t0);
+    t0 = now;
+    return ms;
+  };
   try {
     agreePhase([&] {
       machine = opt.machine.empty() ? Machine::world(opt.threads) : Machine::parse(opt.machine, opt.threads);
@@ -269,6 +330,17 @@ int runDistributed(const DistributedRunOptions& opt) {
         if (coo.order() != u.order)
           throw DimensionError("the input for " + u.name + " has order " + std::to_string(coo.order()) + ", but " +
                                u.name + " has " + std::to_string(u.order) + " indices in the expression");
+        if (auto d = opt.dims.find(u.name); d != opt.dims.end() && d->second != coo.dims) {
+          if (binaryStored.count(u.name))
+            throw UsageError("--dims does not apply to the binary file " + files.at(u.name) + " (it holds " + u.name +
+                             " as " + showDims(coo.dims) + ")");
+          if (parts.count(u.name)) {  // this rank's share of the file; every share is checked
+            applyDims(parts.at(u.name).entries, u.name, d->second, files.at(u.name));
+            coo.dims = d->second;
+          } else {
+            applyDims(coo, u.name, d->second, "generated " + specs.at(u.name));
+          }
+        }
         vars.emplace(u.name, TensorVar(u.name, Datatype::Float64, coo.dims, DenseFormat(u.order)));
         inputs.emplace(u.name, std::move(coo));
       }
@@ -276,7 +348,10 @@ int runDistributed(const DistributedRunOptions& opt) {
       // rank 0's alone, and meets the others in this phase's agreement.
       if (opt.check && worldRank() == 0)
         for (const auto& [name, path] : files)
-          if (inputs.count(name)) inputs.at(name) = readTensorFile(path).data;
+          if (inputs.count(name)) {
+            inputs.at(name) = readTensorFile(path).data;
+            if (opt.dims.count(name)) applyDims(inputs.at(name), name, opt.dims.at(name), path);
+          }
       std::vector<int64_t> outDims = inferOutputDims(opt.expr, out, vars);
       for (const TensorUse& u : args.uses) {
         const std::vector<int64_t>& dims = u.isOutput ? outDims : inputs.at(u.name).dims;
@@ -299,6 +374,7 @@ int runDistributed(const DistributedRunOptions& opt) {
         tensors.push_back(t);
       }
     });
+    phase.read = lap();
     // Placing talks to the other ranks (entries go to their owners): a phase of its own,
     // after every rank made its tensors.
     agreePhase([&] {
@@ -311,11 +387,13 @@ int runDistributed(const DistributedRunOptions& opt) {
       }
       parts.clear();
     });
+    phase.place = lap();
     // Compiling talks to the other ranks (one rank of each node compiles the leaf while
     // the others wait for it), so it is a phase of its own: a rank that failed above (a
     // file it alone could not read) must meet the others in the agreement, not in
     // compile's collectives (mismatched collectives: MPI_ERR_TRUNCATE, or a hang).
     agreePhase([&] { kernel = DistributedKernel::compile(opt.expr, tensors, machine, opt.schedule); });
+    phase.compile = lap();
     if (opt.emit) {
       if (worldRank() == 0) std::fputs(kernel->emit().c_str(), stdout);
       return 0;
@@ -327,13 +405,23 @@ int runDistributed(const DistributedRunOptions& opt) {
     CooData result;
     // -o is written by every rank in parallel; rank 0 gathers only to check or print.
     if (opt.check || outOrder == 0) collectivePhase([&] { result = tensors[0].gather(); });
-    if (!outPath.empty()) agreePhase([&] { tensors[0].write(outPath); });
+    if (!outPath.empty()) {
+      lap();
+      agreePhase([&] { tensors[0].write(outPath); });
+      phase.write = lap();
+    }
     agreePhase([&] {
       if (worldRank() != 0) return;
-      if (opt.timeReps > 0) reportTimes(runs, kernel->schedule(), machine);
+      if (opt.check) {
+        lap();
+        checkDistributed(opt.expr, inputs, result);
+        phase.check = lap();
+      }
+      std::optional<double> scalar;
+      if (outOrder == 0) scalar = result.values.empty() ? 0.0 : result.values[0];
+      if (opt.timeReps > 0 || opt.json) reportTimes(runs, kernel->schedule(), machine, phase, opt.json, opt.check, scalar);
       if (opt.commStats) reportCommStats(runs.back(), machine);
-      if (opt.check) checkDistributed(opt.expr, inputs, result);
-      if (outOrder == 0) std::printf("%.17g\n", result.values.empty() ? 0.0 : result.values[0]);
+      if (scalar && !opt.json) std::printf("%.17g\n", *scalar);
     });
   } catch (const ExitCode& e) {
     return e.code;

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,8 @@ struct DistributedRunOptions {
   int threads = 1;
   int timeReps = 0;
   bool check = false, commStats = false, emit = false;
+  bool json = false;                                     ///< --json: the --time report as JSON on stdout
+  std::map<std::string, std::vector<int64_t>> dims;      ///< --dims, parsed
   uint64_t seed = 1;
 };
 

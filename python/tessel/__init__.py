@@ -425,9 +425,23 @@ def from_scipy(matrix, name="B", format=None):
         if target is not None:  # the widths asked for
             indptr = indptr.astype(_np.int64 if target.pos_width == 64 else _np.int32, copy=False)
             indices = indices.astype(_np.int64 if target.crd_width == 64 else _np.int32, copy=False)
-        t = _tessel.from_compressed(name, int(m.shape[0]), int(m.shape[1]), _np.ascontiguousarray(indptr),
-                                    _np.ascontiguousarray(indices),
-                                    _np.ascontiguousarray(_values_dtype(m.data)), kind == "csc")
+        indptr, indices = _np.ascontiguousarray(indptr), _np.ascontiguousarray(indices)
+        data = _np.ascontiguousarray(_values_dtype(m.data))
+        # The index check runs once per matrix and set of arrays (O(rows), each row's first
+        # and last index; SciPy's has_canonical_format vouches for the order within rows),
+        # remembered on the matrix as SciPy remembers that flag: a later call with the same
+        # arrays binds in O(1). As with SciPy, indices changed in place afterwards are not
+        # seen: pass a new matrix (m.copy()) after changing its arrays in place.
+        key = (indptr.__array_interface__["data"][0], indices.__array_interface__["data"][0],
+               data.__array_interface__["data"][0], indptr.shape[0], int(indptr[-1]) if len(indptr) else 0,
+               tuple(m.shape), indptr.dtype.str, indices.dtype.str, kind)
+        checked = getattr(m, "_tessel_checked", None) == key
+        t = _tessel.from_compressed(name, int(m.shape[0]), int(m.shape[1]), indptr, indices, data,
+                                    kind == "csc", True, checked)
+        try:
+            m._tessel_checked = key
+        except AttributeError:  # pragma: no cover (a matrix type without a __dict__)
+            pass
         return Tensor._wrap(t)
     coo = m.tocoo()
     data = _values_dtype(coo.data)

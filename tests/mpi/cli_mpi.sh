@@ -347,6 +347,35 @@ files)
   CASE=too-large-tsb-read-by-four
   TESSEL_MAX_MEMORY=3M mrun 4 run "a(i) = B(i,j) * c(j)" -m 4 -d 'B:xy->~x' -d 'c:x->*' -i B:L.tsb -g c:dense:20000 -o a:t4.tns
   if [ "$rc" != 0 ]; then fail "exit $rc"; elif ! cmp -s t4.tns lref.tns; then fail "differs from one rank's"; else pass; fi
+  # --dims under -m: trailing empty rows a file does not show (H.mtx's 3 rows as 5; every
+  # rank checks its share of the file's entries), and a size that does not fit them.
+  for np in 1 3; do
+    CASE=dims-np$np
+    rm -f hd.tns
+    mrun $np run "a(i) = B(i,j) * c(j)" -m $np -d 'B:xy->x' -d 'c:x->*' -i B:H.mtx -i c:c.tns --dims B:5,4 -o a:hd.tns --check
+    if [ "$rc" != 0 ]; then fail "exit $rc"
+    elif [ "$(cat hd.tns)" != "$(printf '# tessel dims: 5\n1 6\n2 -2\n3 5.5')" ]; then fail "hd.tns: $(cat hd.tns)"
+    else pass; fi
+  done
+  expect_bad dims-too-small 3 "--dims B:3x3 is too small: H.mtx has index 4 in mode 1" \
+    run "a(i) = B(i,j) * c(j)" -m 3 -i B:H.mtx -g c:dense:3 --dims B:3,3
+  expect_bad dims-tsb 2 "--dims does not apply to the binary file" \
+    run "a(i) = B(i,j) * c(j)" -m 2 -i B:L.tsb -g c:dense:20000 --dims B:30000,20000
+  # --json under -m: one JSON object on stdout with every phase, the machine and the check.
+  CASE=json-np2
+  mrun 2 run "a(i) = B(i,j) * c(j)" -m 2 -i B:G.mtx -g c:dense:3000 --time=3 --json --check -o a:j.tns
+  if [ "$rc" != 0 ]; then fail "exit $rc"
+  elif ! command -v python3 >/dev/null; then pass
+  elif ! python3 -c 'import json, sys
+j = json.load(open("out.txt"))
+assert j["ranks"] == 2 and j["check"] == "ok", j
+for p in ("read", "place", "compile", "run", "compute", "communication", "write", "check"):
+    assert p in j["phases"], p
+assert j["phases"]["run"]["runs"] == 3' 2>py.txt; then fail "JSON: $(cat py.txt)"
+  else pass; fi
+  CASE=json-scalar-np2
+  mrun 2 run "s = B(i,j) * c(j)" -m 2 -i B:H.mtx -i c:c.tns --json
+  if [ "$rc" != 0 ]; then fail "exit $rc"; elif ! grep -q '"value": 9.5' out.txt; then fail "no value 9.5 (6 - 2 + 5.5) in the JSON"; else pass; fi
   ;;
 sparse)
   # SpDISTAL's SpMV contract on -m 4 (issue 29): rows, rows by non-zeros, non-zeros fused
