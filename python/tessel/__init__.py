@@ -528,29 +528,63 @@ def evaluate(text, out=None, schedule=None, threads=1, format=None, dtype=_np.fl
 
 # -- einsum -----------------------------------------------------------------------------
 
-def _parse_einsum(spec, n):
+def _split_einsum(spec, n):
+    """The operands' and the output's subscripts as written, "..." kept; output None when implicit."""
     spec = spec.replace(" ", "")
-    if "." in spec:
-        raise ValueError("einsum: ellipsis ('...') is not supported")
-    if "->" in spec:
-        lhs, out = spec.split("->")
-    else:
-        lhs = spec
-        letters = lhs.replace(",", "")
-        out = "".join(sorted(c for c in set(letters) if letters.count(c) == 1))
+    lhs, out = spec.split("->") if "->" in spec else (spec, None)
     ins = lhs.split(",")
     if len(ins) != n:
         raise ValueError("einsum: %r names %d operands but %d were given" % (spec, len(ins), n))
-    for s in ins + [out]:
-        if not all(c.isalpha() for c in s):
-            raise ValueError("einsum: subscripts are letters, not %r" % (s,))
-        if len(set(s)) != len(s):
-            raise ValueError("einsum: a repeated subscript within one operand (%r: a diagonal or trace) "
-                             "is not supported" % (s,))
-    for c in out:
-        if c not in "".join(ins):
-            raise ValueError("einsum: output subscript %r appears in no operand" % c)
+    for sub in ins + ([out] if out is not None else []):
+        rest = sub.replace("...", "", 1)
+        if not all(c.isalpha() for c in rest):
+            raise ValueError("einsum: subscripts are letters and one '...', not %r" % (sub,))
     return ins, out
+
+
+def _expand_ellipsis(ins, out, ndims):
+    """Replace "..." by letters not used elsewhere, as NumPy broadcasts it: the dimensions
+    it stands for are the operands' leading ones, aligned at the right."""
+    used = set("".join(ins) + (out or ""))
+    spare = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    widest = 0
+    for sub, nd in zip(ins, ndims):
+        if "..." in sub:
+            widest = max(widest, nd - (len(sub) - 3))
+            if nd < len(sub) - 3:
+                raise ValueError("einsum: subscripts %r name more dimensions than the operand's %d" % (sub, nd))
+    ell = "".join(spare[:widest])
+    new_ins = []
+    for sub, nd in zip(ins, ndims):
+        if "..." in sub:
+            k = nd - (len(sub) - 3)
+            sub = sub.replace("...", ell[widest - k:])
+        new_ins.append(sub)
+    if out is None:
+        letters = "".join(new_ins)
+        out = ell + "".join(sorted(c for c in set(letters) if letters.count(c) == 1 and c not in ell))
+    elif "..." in out:
+        out = out.replace("...", ell)
+    elif ell and any("..." in sub for sub in ins):
+        pass  # "...ij->ij": the ellipsis' dimensions are summed
+    return new_ins, out
+
+
+def _diagonal(x, sub):
+    """x with each repeated subscript taken once (its generalized diagonal), and the new
+    subscripts: a NumPy view for arrays, the diagonal for a scipy.sparse matrix."""
+    if len(set(sub)) == len(sub):
+        return x, sub
+    keep = "".join(dict.fromkeys(sub))
+    try:
+        import scipy.sparse as sp
+        if sp.issparse(x):
+            return _np.asarray(x.diagonal()), keep  # a matrix: "ii" is its only repeat
+    except ImportError:  # pragma: no cover
+        pass
+    if isinstance(x, Tensor):
+        x = x.to_numpy()
+    return _np.einsum("%s->%s" % (sub, keep), _np.asarray(x)), keep
 
 
 def einsum(spec, *operands, format=None, schedule=None, threads=1):
@@ -559,15 +593,33 @@ def einsum(spec, *operands, format=None, schedule=None, threads=1):
     Operands are NumPy arrays, scipy.sparse matrices (kept sparse: CSR/CSC used in
     place) or Tensors. Each letter becomes an index variable; operands are named A, B,
     ... in order (Tensors keep their names). Without "->" the output has the letters
-    used once, in alphabetical order (as numpy.einsum). The result is a NumPy array
-    (a float for a scalar result), or, when `format` names a sparse output format, a
-    scipy.sparse CSR matrix (matrices) or a Tensor. Diagonals/traces ("ii") and "..."
-    are not supported. Values are float64 (integer NumPy inputs are converted).
+    used once, in alphabetical order (as numpy.einsum). "..." stands for the leading
+    dimensions as NumPy broadcasts them (equal extents; an operand may have fewer); a
+    subscript repeated within one operand ("ii->i", "ii", "iij->ij") takes its diagonal
+    first (a NumPy view; a sparse matrix's diagonal). The result is a NumPy array (a
+    float for a scalar result), or, when `format` names a sparse output format, a
+    scipy.sparse CSR matrix (matrices) or a Tensor. Values are float64 (integer NumPy
+    inputs are converted).
     """
-    ins, out = _parse_einsum(spec, len(operands))
+    ins, out = _split_einsum(spec, len(operands))
+    ndims = []
+    for x in operands:
+        shape = getattr(x, "shape", None)
+        ndims.append(len(shape) if shape is not None else _np.ndim(x))
+    ins, out = _expand_ellipsis(ins, out, ndims)
+    if len(set(out)) != len(out):
+        raise ValueError("einsum: output subscripts %r repeat a letter" % (out,))
+    for c in out:
+        if c not in "".join(ins):
+            raise ValueError("einsum: output subscript %r appears in no operand" % c)
     names = [chr(ord("A") + k) if k < 26 else "T%d" % k for k in range(len(operands))]
     tensors = []
-    for name, x, sub in zip(names, operands, ins):
+    for k, (name, x, sub) in enumerate(zip(names, operands, ins)):
+        nd = ndims[k]
+        if nd != len(sub):
+            raise ValueError("einsum: operand %d has %d dimensions but subscripts %r" % (k, nd, sub))
+        x, sub = _diagonal(x, sub)
+        ins[k] = sub
         if not isinstance(x, Tensor):
             try:
                 import scipy.sparse as sp
@@ -578,10 +630,7 @@ def einsum(spec, *operands, format=None, schedule=None, threads=1):
                 x = _np.asarray(x)
                 if x.dtype != _np.float64:
                     x = x.astype(_np.float64)
-        t = as_tensor(x, name=name)
-        if t.ndim != len(sub):
-            raise ValueError("einsum: operand %d has %d dimensions but subscripts %r" % (names.index(name), t.ndim, sub))
-        tensors.append(t)
+        tensors.append(as_tensor(x, name=name))
     letters = {c: IndexVar(c) for c in "".join(ins) + out}
     extent = {}
     for t, sub in zip(tensors, ins):

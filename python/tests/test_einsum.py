@@ -56,8 +56,47 @@ def test_einsum_errors():
     with pytest.raises(tessel.DimensionError):
         tessel.einsum("ij,j->i", A, v6)
     with pytest.raises(ValueError):
-        tessel.einsum("ii->", A[:5, :5])
+        tessel.einsum("ii->", A)  # not square
+    with pytest.raises(ValueError):
+        tessel.einsum("ij->ii", A)
+    with pytest.raises(ValueError):
+        tessel.einsum("...ijk,k->i", A, v5)  # more subscripts than dimensions
     with pytest.raises(ValueError):
         tessel.einsum("ij,j->k", A, v5)
     with pytest.raises(ValueError):
         tessel.einsum("ij,j->i", A)
+
+
+Q = rng.random((5, 5))
+Q3 = rng.random((4, 4, 3))
+Bat = rng.random((2, 3, 6, 5))   # a batch of 2 x 3 matrices 6 x 5
+Bat2 = rng.random((2, 3, 5, 4))
+
+
+@pytest.mark.parametrize("spec,ops", [
+    ("ii->i", (Q,)),                 # diagonal
+    ("ii", (Q,)),                    # trace (implicit output)
+    ("ii->", (Q,)),                  # trace
+    ("iij->ij", (Q3,)),              # generalized diagonal
+    ("ii,i->i", (Q, v5)),            # diagonal times a vector
+    ("ij,jj->i", (A, Q)),            # a diagonal inside a product
+    ("...ij,...jk->...ik", (Bat, Bat2)),  # batched matrix multiply
+    ("...ij,j->...i", (Bat, v5)),    # batched matrix-vector
+    ("...ij,...jk", (Bat, Bat2)),    # implicit output with an ellipsis
+    ("i...->...", (A,)),             # an ellipsis at the end
+    ("...ij,jk->...ik", (A, B)),     # an ellipsis standing for nothing
+    ("...,...->...", (v5, v5)),      # only an ellipsis
+])
+def test_einsum_diagonals_and_ellipsis(spec, ops):
+    got = tessel.einsum(spec, *ops)
+    expect = np.einsum(spec, *ops)
+    assert np.shape(got) == np.shape(expect)
+    np.testing.assert_allclose(got, expect, rtol=1e-12)
+
+
+def test_einsum_sparse_diagonal():
+    S = sp.random(7, 7, density=0.4, format="csr", random_state=5)
+    np.testing.assert_allclose(tessel.einsum("ii->i", S), S.diagonal(), rtol=1e-15)
+    np.testing.assert_allclose(tessel.einsum("ii", S), S.diagonal().sum(), rtol=1e-12)
+    x = rng.random(7)
+    np.testing.assert_allclose(tessel.einsum("ii,i->i", S, x), S.diagonal() * x, rtol=1e-12)
