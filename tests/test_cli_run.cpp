@@ -280,4 +280,10 @@ TEST_F(CliRun, TypesFromTheCommandLine) {
   expectUserError(run({"emit", "y(i) = A(i,j) * x(j)", "-t", "A:bool", "-t", "A:int32"}), {"-t given twice"});
   EXPECT_NE(run({"emit", "y(i) = A(i,j) * x(j)", "-t", "A:float32", "-t", "y:float32"}).out.find("float"),
             std::string::npos);
+  // An integer output of float operands would truncate them (0.5 * 4 as 0): refused,
+  // naming both; integer operands into a float output are exact.
+  expectUserError(run({"run", "y(i) = A(i,j) * x(j)", "-t", "y:int32", "-g", "A:uniform:5,5,2", "-g", "x:dense:5"}),
+                  {"tensor y is int32 but A is float64", "would be truncated"});
+  EXPECT_EQ(run({"run", "y(i) = A(i,j) * x(j)", "-t", "A:int64", "-i", "A:" + (dir_ / "ring.mtx").string(), "-g",
+                 "x:dense:4", "--check"}).code, 0);
 }

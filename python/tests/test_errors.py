@@ -79,3 +79,19 @@ def test_borrowed_tensor_is_not_an_output():
     a[i] = b[i]
     with pytest.raises(tessel.UserError, match="read-only input"):
         a.evaluate()
+
+
+def test_dtype_mismatch_names_the_tensors():
+    # an integer output would truncate float operands before they are combined: refused
+    B = tessel.from_numpy(np.full((3, 4), 0.5), name="B")
+    c = tessel.from_numpy(np.ones(4), name="c")
+    a = tessel.Tensor("a", (3,), dtype=np.int32)
+    i, j = tessel.index_vars("i j")
+    with pytest.raises(tessel.NotationError, match="tensor a is int32 but B is float64"):
+        a[i] = B[i, j] * c[j]
+    # integer operands into a float output are exact: fine
+    Bi = tessel.from_numpy(np.full((3, 4), 2, dtype=np.int64), name="Bi")
+    f = tessel.Tensor("f", (3,))
+    f[i] = Bi[i, j] * c[j]
+    f.evaluate()
+    np.testing.assert_array_equal(f.to_numpy(), [8.0, 8.0, 8.0])

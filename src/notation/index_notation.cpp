@@ -333,6 +333,21 @@ void checkAssignment(const Assignment& a) {
                                         : std::string("; use += to accumulate into it")));
   }
 
+  // A kernel computes in its output's type (integers and bool in int64): floating-point
+  // operands of an integer or bool output would be truncated before they are combined
+  // (0.5 * 4 as 0), which no user means. Refused, naming both tensors.
+  const Datatype outType = lhs.tensor.datatype();
+  if (outType != Datatype::Float32 && outType != Datatype::Float64)
+    for (size_t k = 1; k < accesses.size(); k++) {
+      const Datatype t = accesses[k]->tensor.datatype();
+      if (t == Datatype::Float32 || t == Datatype::Float64)
+        throw NotationError("tensor " + lhs.tensor.name() + " is " + datatypeName(outType) + " but " +
+                            accesses[k]->tensor.name() + " is " + datatypeName(t) + ": the kernel computes in " +
+                            lhs.tensor.name() + "'s type, so " + accesses[k]->tensor.name() +
+                            "'s values would be truncated; make " + lhs.tensor.name() +
+                            " floating-point or give " + accesses[k]->tensor.name() + " an integer type");
+    }
+
   // Every variable has one extent.
   struct Seen {
     int64_t extent;
