@@ -37,13 +37,13 @@ inline constexpr OutputRace Atomics = OutputRace::Atomics;
 inline constexpr OutputRace Temporary = OutputRace::Temporary;
 
 struct ScheduleCommand {
-  enum class Kind { Split, Divide, Pos, Fuse, Reorder, Precompute, Parallelize, Unroll, Bound };
+  enum class Kind { Split, Divide, Pos, Fuse, Reorder, Precompute, Parallelize, Unroll, Bound, LoopFuse };
   Kind kind;
   /// split/divide: i, outer, inner; pos: i, ip; fuse: i, j, f; reorder: the new order;
-  /// precompute, parallelize, unroll: i; bound: i, ib.
+  /// precompute, parallelize, unroll, loopfuse: i; bound: i, ib.
   std::vector<IndexVar> vars;
-  /// pos: the tensor whose stored positions are iterated; precompute of an expression:
-  /// the temporary's name.
+  /// pos: the tensor whose stored positions are iterated; precompute of an expression
+  /// and loopfuse: the temporary's name (loopfuse: empty for the default name).
   std::string tensor;
   IndexExpr expr;      ///< precompute of a sub-expression (no vars then)
   int64_t amount = 0;  ///< split: block size; divide: pieces; unroll: factor; bound: extent
@@ -91,6 +91,20 @@ class Schedule {
   /// `precompute(B(i,j,k)*D(k,l), "t", j)` computes t(l) = sum_k B(i,j,k)*D(k,l) per (i,j),
   /// then A(i,l) += t(l)*C(j,l): one multiply per non-zero and column fewer.
   Schedule& precompute(const IndexExpr& e, const std::string& temporary, const IndexVar& at);
+  /// SparseLNR's loop fusion: keep the loops down to and including `at` shared and, below
+  /// it, distribute the product into a producer and a consumer nest that exchange a dense
+  /// temporary. The consumer keeps the factors that use an output variable bound below
+  /// `at`; the producer, every other tensor factor, is computed per iteration of `at`
+  /// into the temporary over the variables both use below `at` (a scalar, a row), its own
+  /// other variables summed into it. <SDDMM, SpMM> A(i,l) = B(i,j)*C(i,k)*D(j,k)*E(j,l)
+  /// with `loopfuse(j)`: t = sum_k B(i,j)*C(i,k)*D(j,k) per (i,j), then A(i,l) += t*E(j,l).
+  /// `temporary` names it (default "t_<at>"). A loop that does not exist, a fusion that
+  /// splits nothing (no factor, or every factor, uses the output's variables below `at`)
+  /// or that would break a sum (a variable only the producer uses runs outside `at`):
+  /// ScheduleError. It is precompute(producer, temporary, at) with the producer chosen
+  /// for you, and shares its rules: unsplit loops, serial loops below `at`, a dense
+  /// output, one per kernel.
+  Schedule& loopfuse(const IndexVar& at, const std::string& temporary = "");
   Schedule& parallelize(const IndexVar& i, ParallelUnit unit = CPUThread, OutputRace race = NoRaces);
   Schedule& unroll(const IndexVar& i, int64_t factor);
   /// Promise: the extent of i is exactly (MaxExact) or at most (UpperBound) n; checked at run time.

@@ -70,8 +70,10 @@ class Scheduler {
     for (const ScheduleCommand& c : s_.commands()) {
       cmd_ = &c;
       // A temporary at a loop is placed in the final nest, whatever comes after it.
-      if (c.kind == K::Precompute && c.expr.defined() && !c.vars.empty()) {
-        if (local) fail("only one precompute at a loop per kernel");
+      if ((c.kind == K::Precompute && c.expr.defined() && !c.vars.empty()) || c.kind == K::LoopFuse) {
+        if (local)
+          fail("only one precompute at a loop or loopfuse per kernel (" + local->str() +
+               " came first; fusing the producer or consumer again is not supported yet)");
         local = &c;
         continue;
       }
@@ -81,7 +83,7 @@ class Scheduler {
     nest_.stmt = foralls(0, static_cast<int>(nest_.loops.size()), body, [](const Loop&) { return true; });
     if (local) {
       cmd_ = local;
-      nest_.stmt = precomputeAt(nest_.stmt, *local);
+      nest_.stmt = precomputeAt(nest_.stmt, local->kind == K::LoopFuse ? fusedProducer(*local) : *local);
     }
     return nest_;
   }
@@ -138,6 +140,7 @@ class Scheduler {
       case K::Parallelize: return parallelize(c);
       case K::Unroll: return unroll(c);
       case K::Bound: return bound(c);
+      case K::LoopFuse: return;  // placed in the final nest (run)
     }
   }
 
@@ -354,6 +357,43 @@ class Scheduler {
     return foralls(0, t->depth + 1, where, [](const Loop&) { return true; });
   }
 
+  /// loopfuse(at[, t]) as the precompute at `at` it stands for: the consumer keeps the
+  /// factors that use an output variable bound below `at` (SparseLNR: the consumer's
+  /// remaining variables), the producer is every other tensor factor.
+  ScheduleCommand fusedProducer(const ScheduleCommand& c) {
+    const IndexVar& at = c.vars[0];
+    const int d = find(at);
+    if (d < 0) fail("unknown index variable " + at.name() + " (loops now: " + loopNames() + ")");
+    std::vector<IndexExpr> have, producer;
+    factorsOf(p_.assignment.rhs, have);
+    if (have.size() < 2) fail("the right-hand side " + p_.assignment.rhs.str() + " is not a product to distribute");
+    std::vector<IndexVar> below;
+    for (size_t k = static_cast<size_t>(d) + 1; k < nest_.loops.size(); k++)
+      if (has(p_.output.levelVars, nest_.loops[k].of)) below.push_back(nest_.loops[k].of);
+    std::string consumerText;
+    for (const IndexExpr& f : have) {
+      bool consumer = f.kind() != ExprKind::Access;
+      for (const tessel::ExprNode* n : accessesIn(f))
+        for (const IndexVar& v : n->vars) consumer |= has(below, v);
+      if (consumer) consumerText += (consumerText.empty() ? "" : " * ") + f.str();
+      else producer.push_back(f);
+    }
+    std::string belowText;
+    for (const IndexVar& v : below) belowText += (belowText.empty() ? "" : ", ") + v.name();
+    if (below.empty())
+      fail("it splits nothing: no output variable is bound below " + at.name() +
+           ", so no factor would be left for the consumer (fuse at an outer loop)");
+    if (producer.empty())
+      fail("it splits nothing: every factor uses an output variable bound below " + at.name() + " (" + belowText +
+           "), so none is left for the producer");
+    if (consumerText.empty())
+      fail("it splits nothing: no factor uses the output variables below " + at.name() + " (" + belowText + ")");
+    ScheduleCommand pc = c;
+    pc.expr = productOf(producer);
+    if (pc.tensor.empty()) pc.tensor = "t_" + at.name();
+    return pc;
+  }
+
   LocalTemporary localTemporary(const ScheduleCommand& c) {
     const IndexVar& at = c.vars[0];
     int d = find(at);
@@ -403,8 +443,8 @@ class Scheduler {
     for (const IndexVar& v : mine)
       if (find(v) < d && !has(rest, v))  // t would hold one term of the sum per value of v
         fail("the loop over " + at.name() + " does not enclose the sum over " + v.name() +
-             " (only '" + c.expr.str() + "' uses " + v.name() + ", and its loop runs outside); precompute at " +
-             v.name() + " or an outer loop");
+             " (only '" + c.expr.str() + "' uses " + v.name() + ", and its loop runs outside); " +
+             (c.kind == K::LoopFuse ? "fuse" : "precompute") + " at " + v.name() + " or an outer loop");
     for (const IndexVar& v : p_.output.levelVars)  // a broadcast output variable would be skipped below `at`
       if (find(v) > d && !has(t.vars, v)) {
         bool inRest = false;

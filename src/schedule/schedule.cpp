@@ -31,6 +31,7 @@ const char* kindName(ScheduleCommand::Kind k) {
     case K::Parallelize: return "parallelize";
     case K::Unroll: return "unroll";
     case K::Bound: return "bound";
+    case K::LoopFuse: return "loopfuse";
   }
   return "?";
 }
@@ -50,6 +51,9 @@ std::string ScheduleCommand::str() const {
     // Appends one piece at a time: "," + std::string trips GCC 12's false -Wrestrict.
     case K::Split: case K::Divide: case K::Unroll: s += ','; s += std::to_string(amount); break;
     case K::Pos: s += "," + tensor; break;
+    case K::LoopFuse:
+      if (!tensor.empty()) s += "," + tensor;
+      break;
     case K::Parallelize: s += std::string(",cpu_thread,") + raceName(race); break;
     case K::Bound:
       s += ',';
@@ -127,6 +131,12 @@ Schedule& Schedule::precompute(const IndexExpr& e, const std::string& temporary)
 Schedule& Schedule::precompute(const IndexExpr& e, const std::string& temporary, const IndexVar& at) {
   ScheduleCommand c = make(ScheduleCommand::Kind::Precompute, {at});
   c.expr = e;
+  c.tensor = temporary;
+  append(commands_, c);
+  return *this;
+}
+Schedule& Schedule::loopfuse(const IndexVar& at, const std::string& temporary) {
+  ScheduleCommand c = make(ScheduleCommand::Kind::LoopFuse, {at});
   c.tensor = temporary;
   append(commands_, c);
   return *this;

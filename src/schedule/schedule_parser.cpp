@@ -152,6 +152,9 @@ class CommandParser {
           fail("expected precompute(j), precompute(expression,temporary) or precompute(expression,temporary,j)");
         s.precompute(var(0));
       }
+    } else if (n == "loopfuse") {
+      if (c.args.size() != 1 && c.args.size() != 2) fail("expected loopfuse(j) or loopfuse(j,temporary)");
+      s.loopfuse(var(0), c.args.size() == 2 ? name(c.args[1]) : std::string());
     } else if (n == "parallelize") {
       if (c.args.size() < 1 || c.args.size() > 3) fail("expected parallelize(i[,cpu_thread[,race]])");
       if (c.args.size() >= 2 && canonical(c.args[1]) != "cputhread")
@@ -173,7 +176,7 @@ class CommandParser {
       s.bound(var(0), var(1), number(2), k);
     } else {
       fail("unknown command '" + n +
-           "' (known: split, divide, pos, fuse, reorder, precompute, parallelize, unroll, bound)");
+           "' (known: split, divide, pos, fuse, reorder, precompute, loopfuse, parallelize, unroll, bound)");
     }
   }
 

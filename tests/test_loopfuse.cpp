@@ -1,0 +1,326 @@
+// loopfuse(v): SparseLNR's loop fusion. A fused kernel equals the perfect nest, the
+// separate kernels, hand-computed values and plain loops written here, on the kernels of
+// SparseLNR §6.2, degenerate shapes, several formats and 1, 2 and 4 threads; random
+// product chains fused at every loop; graph attention on the real graphs when present;
+// every rejection names the command and the reason.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <map>
+#include <random>
+
+#include "support/test_support.h"
+#include "tessel/io.h"
+#include "tessel/kernel.h"
+#include "tessel/parser.h"
+#include "tessel/syntax.h"
+#include "tessel/reference.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+Format fmt(const std::string& s) { return Format::parse(s); }
+const std::string kSddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
+
+/// The extent of each (one-letter) index variable of `expr`, from the operands' dims.
+std::map<char, int64_t> extents(const std::string& expr, const std::vector<Operand>& in) {
+  std::map<char, int64_t> e;
+  const size_t eq = expr.find('=');
+  for (const Operand& o : in) {
+    const size_t at = expr.find(o.name + "(", eq) + o.name.size() + 1;
+    for (int m = 0; m < o.data.order(); m++) e[expr[at + 2 * static_cast<size_t>(m)]] = o.data.dims[m];
+  }
+  return e;
+}
+
+/// The output's dims: its index variables' extents.
+std::vector<int64_t> outputDims(const std::string& expr, const std::vector<Operand>& in) {
+  std::map<char, int64_t> e = extents(expr, in);
+  std::vector<int64_t> dims;
+  for (size_t p = expr.find('(') + 1; p < expr.find(')'); p += 2) dims.push_back(e.at(expr[p]));
+  return dims;
+}
+
+/// The dense output of `expr` over `in` under `schedule` on `threads` threads, as a map.
+std::map<std::vector<int64_t>, double> run(const std::string& expr, const std::vector<Operand>& in,
+                                           const std::string& schedule, int threads = 1) {
+  std::map<std::string, TensorBase> t;
+  for (const Operand& o : in) t.emplace(o.name, makeTensor(o.name, o.data, o.format));
+  TensorUse out = scanTensors(expr).at(0);
+  TensorBase A(out.name, Datatype::Float64, outputDims(expr, in), DenseFormat(out.order));
+  t.emplace(out.name, A);
+  Assignment a = parseAssignment(expr, t);
+  Kernel::compile(a, parseSchedule(schedule, a))->run(a, threads);
+  CooData c = A.toCoo();
+  std::map<std::vector<int64_t>, double> m;
+  for (int64_t e = 0; e < c.nnz(); e++)
+    m[std::vector<int64_t>(c.coords.begin() + e * c.order(), c.coords.begin() + (e + 1) * c.order())] = c.values[e];
+  return m;
+}
+
+/// Entries of x and y agree within a relative 1e-10 (absent = 0).
+::testing::AssertionResult same(const std::map<std::vector<int64_t>, double>& x,
+                                const std::map<std::vector<int64_t>, double>& y) {
+  auto at = [](const std::map<std::vector<int64_t>, double>& m, const std::vector<int64_t>& k) {
+    auto it = m.find(k);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  std::map<std::vector<int64_t>, bool> keys;
+  for (auto& [k, v] : x) keys[k] = true;
+  for (auto& [k, v] : y) keys[k] = true;
+  for (auto& [k, unused] : keys) {
+    double a = at(x, k), b = at(y, k);
+    if (std::abs(a - b) > 1e-10 * std::max({1.0, std::abs(a), std::abs(b)})) {
+      std::string c;
+      for (int64_t v : k) c += (c.empty() ? "" : ",") + std::to_string(v);
+      return ::testing::AssertionFailure() << "at (" << c << "): " << a << " vs " << b;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(LoopFuse, SddmmSpmmHandComputed) {
+  // B = [[1, 0, 2], [0, 3, 0]] (CSR); C = [[1, 1], [2, 0]]; D = [[1, 0], [0, 1], [1, 1]];
+  // E = [[1], [10], [100]]. t(i,j) = B(i,j) * (C(i,:) . D(j,:)):
+  //   t(0,0) = 1 * (1*1 + 1*0) = 1, t(0,2) = 2 * (1 + 1) = 4, t(1,1) = 3 * (2*0 + 0*1) = 0.
+  //   A(0,0) = t(0,0)*E(0,0) + t(0,2)*E(2,0) = 1 + 400 = 401; A(1,0) = 0.
+  CooData B, C, D, E;
+  B.dims = {2, 3};
+  B.add({0, 0}, 1);
+  B.add({0, 2}, 2);
+  B.add({1, 1}, 3);
+  C.dims = {2, 2};
+  C.add({0, 0}, 1);
+  C.add({0, 1}, 1);
+  C.add({1, 0}, 2);
+  D.dims = {3, 2};
+  D.add({0, 0}, 1);
+  D.add({1, 1}, 1);
+  D.add({2, 0}, 1);
+  D.add({2, 1}, 1);
+  E.dims = {3, 1};
+  E.add({0, 0}, 1);
+  E.add({1, 0}, 10);
+  E.add({2, 0}, 100);
+  for (const char* f : {"ds", "dd", "ss"})
+    for (int threads : {1, 2}) {
+      std::vector<Operand> in = {
+          {"B", B, fmt(f)}, {"C", C, fmt("dd")}, {"D", D, fmt("dd")}, {"E", E, fmt("dd")}};
+      auto got = run(kSddmmSpmm, in, "loopfuse(j),parallelize(i)", threads);
+      EXPECT_EQ(got[std::vector<int64_t>({0, 0})], 401) << f;
+      EXPECT_EQ(got[std::vector<int64_t>({1, 0})], 0) << f;
+    }
+}
+
+TEST(LoopFuse, TheNestIsBranched) {
+  // The fused kernel is one function whose concrete index notation has a where: the
+  // consumer reads the scalar t_j the producer sums over k, per (i, j).
+  std::mt19937_64 rng(1);
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({5, 6}, 0.4, rng), fmt("ds"))},
+                                         {"C", makeTensor("C", randomCoo({5, 3}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({6, 3}, 1, rng), fmt("dd"))},
+                                         {"E", makeTensor("E", randomCoo({6, 2}, 1, rng), fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {5, 2}, fmt("dd"))}};
+  Assignment a = parseAssignment(kSddmmSpmm, t);
+  std::string c = Kernel::emitC(a, parseSchedule("loopfuse(j)", a));
+  EXPECT_NE(c.find("where(forall(l, A(i,l) = E(j,l) * t_j), forall(k, t_j += B(i,j) * C(i,k) * D(j,k)))"),
+            std::string::npos)
+      << c.substr(0, 2000);
+  std::string named = Kernel::emitC(a, parseSchedule("loopfuse(j,s)", a));
+  EXPECT_NE(named.find("s += B(i,j)"), std::string::npos);
+}
+
+TEST(LoopFuse, SparseLnrKernelsAgainstReference) {
+  std::mt19937_64 rng(2);
+  struct Case {
+    std::string expr, schedule;
+    std::vector<std::pair<std::string, std::vector<int64_t>>> operands;  // name, dims (first: sparse)
+    std::string sparseFormat;
+  };
+  // SparseLNR §6.2: <SDDMM, SpMM>, <SpMMH, GEMM>, <SpMM, GEMM>, <MTTKRP, GEMM>,
+  // <SpTTM, SpTTM> fused at j (B*C first) and, the other associativity, C*D first.
+  std::vector<Case> cases = {
+      {kSddmmSpmm, "loopfuse(j)", {{"B", {9, 8}}, {"C", {9, 4}}, {"D", {8, 4}}, {"E", {8, 3}}}, "ds"},
+      {kSddmmSpmm, "loopfuse(i)", {{"B", {9, 8}}, {"C", {9, 4}}, {"D", {8, 4}}, {"E", {8, 3}}}, "ds"},
+      {"A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)", "loopfuse(i)",
+       {{"B", {9, 7}}, {"C", {7, 5}}, {"D", {7, 5}}, {"E", {5, 4}}}, "ds"},
+      {"A(i,l) = B(i,j) * C(j,k) * D(k,l)", "loopfuse(i)", {{"B", {9, 7}}, {"C", {7, 5}}, {"D", {5, 4}}}, "ds"},
+      {"A(i,m) = B(i,k,l) * C(l,j) * D(k,j) * E(j,m)", "loopfuse(i)",
+       {{"B", {6, 5, 7}}, {"C", {7, 4}}, {"D", {5, 4}}, {"E", {4, 3}}}, "sss"},
+      {"A(i,j,m) = B(i,j,k) * C(k,l) * D(l,m)", "loopfuse(j)", {{"B", {6, 5, 7}}, {"C", {7, 4}}, {"D", {4, 3}}},
+       "sss"},
+      {"A(i,j,m) = B(i,j,k) * C(k,l) * D(l,m)", "loopfuse(i)", {{"B", {6, 5, 7}}, {"C", {7, 4}}, {"D", {4, 3}}},
+       "dss"},
+  };
+  for (const Case& c : cases)
+    for (double density : {0.3, 0.0, 1.0}) {
+      std::vector<Operand> in;
+      for (size_t k = 0; k < c.operands.size(); k++) {
+        auto [name, dims] = c.operands[k];
+        in.push_back({name, randomCoo(dims, k == 0 ? density : 0.9, rng), k == 0 ? fmt(c.sparseFormat)
+                                                                                 : DenseFormat(int(dims.size()))});
+      }
+      SCOPED_TRACE(c.expr + " density " + std::to_string(density));
+      expectAllThreads(c.expr, in, DenseFormat(scanTensors(c.expr)[0].order), c.schedule + ",parallelize(i)");
+      // fused == the perfect nest
+      EXPECT_TRUE(same(run(c.expr, in, c.schedule), run(c.expr, in, "")));
+    }
+}
+
+TEST(LoopFuse, DegenerateShapes) {
+  std::mt19937_64 rng(3);
+  // Empty rows, extents of 1, an empty B, a k of extent 0 (every t is 0).
+  for (auto [m, n, k, l] : std::vector<std::array<int64_t, 4>>{{1, 1, 1, 1}, {5, 1, 3, 2}, {0, 4, 3, 2},
+                                                                {4, 0, 3, 2}, {4, 5, 0, 2}, {4, 5, 3, 0}})
+    for (double density : {0.0, 0.5}) {
+      std::vector<Operand> in = {{"B", randomCoo({m, n}, density, rng), fmt("ds")},
+                                 {"C", randomCoo({m, k}, 1, rng), fmt("dd")},
+                                 {"D", randomCoo({n, k}, 1, rng), fmt("dd")},
+                                 {"E", randomCoo({n, l}, 1, rng), fmt("dd")}};
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " k " + std::to_string(k) + " l " +
+                   std::to_string(l));
+      expectAllThreads(kSddmmSpmm, in, DenseFormat(2), "loopfuse(j),parallelize(i)");
+    }
+}
+
+TEST(LoopFuse, EqualsSeparateKernelsAndPlainLoops) {
+  // The two kernels SparseLNR fuses, run one after the other through a sparse temporary
+  // (SDDMM into T with B's pattern, then SpMM), and the same arithmetic as plain loops.
+  std::mt19937_64 rng(4);
+  const int64_t M = 40, N = 35, K = 6, L = 5;
+  CooData B = randomCoo({M, N}, 0.15, rng), C = randomCoo({M, K}, 1, rng), D = randomCoo({N, K}, 1, rng),
+          E = randomCoo({N, L}, 1, rng);
+  std::vector<Operand> in = {{"B", B, fmt("ds")}, {"C", C, fmt("dd")}, {"D", D, fmt("dd")}, {"E", E, fmt("dd")}};
+  auto fused = run(kSddmmSpmm, in, "loopfuse(j)");
+  auto fused2 = run(kSddmmSpmm, in, "loopfuse(j),parallelize(i)", 4);
+
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", B, fmt("ds"))},
+                                         {"C", makeTensor("C", C, fmt("dd"))},
+                                         {"D", makeTensor("D", D, fmt("dd"))},
+                                         {"E", makeTensor("E", E, fmt("dd"))},
+                                         {"T", TensorBase("T", Datatype::Float64, {M, N}, fmt("ds"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {M, L}, fmt("dd"))}};
+  Assignment sddmm = parseAssignment("T(i,j) = B(i,j) * C(i,k) * D(j,k)", t);
+  Kernel::compile(sddmm)->run(sddmm, 1);
+  Assignment spmm = parseAssignment("A(i,l) = T(i,j) * E(j,l)", t);
+  Kernel::compile(spmm)->run(spmm, 1);
+  CooData sep = t.at("A").toCoo();
+  std::map<std::vector<int64_t>, double> separate;
+  for (int64_t e = 0; e < sep.nnz(); e++) separate[{sep.coords[2 * e], sep.coords[2 * e + 1]}] = sep.values[e];
+
+  // Plain loops over the coordinates.
+  std::vector<double> c(M * K), d(N * K), ev(N * L);
+  for (int64_t e = 0; e < C.nnz(); e++) c[C.coords[2 * e] * K + C.coords[2 * e + 1]] += C.values[e];
+  for (int64_t e = 0; e < D.nnz(); e++) d[D.coords[2 * e] * K + D.coords[2 * e + 1]] += D.values[e];
+  for (int64_t e = 0; e < E.nnz(); e++) ev[E.coords[2 * e] * L + E.coords[2 * e + 1]] += E.values[e];
+  std::map<std::vector<int64_t>, double> plain;
+  for (int64_t e = 0; e < B.nnz(); e++) {
+    int64_t i = B.coords[2 * e], j = B.coords[2 * e + 1];
+    double dot = 0;
+    for (int64_t k = 0; k < K; k++) dot += c[i * K + k] * d[j * K + k];
+    for (int64_t l = 0; l < L; l++) plain[{i, l}] += B.values[e] * dot * ev[j * L + l];
+  }
+  EXPECT_TRUE(same(fused, separate));
+  EXPECT_TRUE(same(fused, plain));
+  EXPECT_TRUE(same(fused2, plain));
+}
+
+TEST(LoopFuse, RandomProductChainsAtEveryLoop) {
+  // Chains of 3 or 4 factors over i, j, k, l with random formats; fused at each loop of
+  // the default order. A fusion point that splits nothing or breaks a sum is a
+  // ScheduleError; every other one must match the reference.
+  std::mt19937_64 rng(5);
+  const std::vector<std::string> chains = {
+      "A(i,l) = B(i,j) * C(j,k) * D(k,l)",           "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)",
+      "A(i,k) = B(i,j) * C(j,k) * D(j,k)",           "A(i,l) = B(i,j) * C(j,k) * D(k,l) * E(i,l)",
+      "A(i,j) = B(i,k) * C(k,l) * D(l,j)",           "A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)",
+      "a(i) = B(i,j) * C(j,k) * x(k)",               "A(i,j,l) = B(i,j,k) * C(k,l)"};
+  const std::vector<std::string> sparse = {"ds", "ss", "dd", "ds:1,0"};
+  int fused = 0, refused = 0;
+  for (const std::string& expr : chains)
+    for (int round = 0; round < 2; round++) {
+      std::vector<Operand> in;
+      std::map<char, int64_t> extent;
+      for (char v : std::string("ijkl")) extent[v] = std::uniform_int_distribution<int64_t>(1, 7)(rng);
+      for (const TensorUse& u : scanTensors(expr)) {
+        if (u.isOutput) continue;
+        std::vector<int64_t> dims;
+        size_t at = expr.find(u.name + "(", expr.find('=')) + u.name.size() + 1;
+        for (int m = 0; m < u.order; m++) dims.push_back(extent[expr[at + 2 * m]]);
+        Format f = u.order == 2 ? fmt(sparse[std::uniform_int_distribution<size_t>(0, 3)(rng)])
+                   : u.order == 3 ? fmt("sss")
+                                  : DenseFormat(u.order);
+        in.push_back({u.name, randomCoo(dims, 0.5, rng), f});
+      }
+      for (const char* at : {"i", "j", "k", "l"}) {
+        std::string s = std::string("loopfuse(") + at + ")";
+        try {
+          ::testing::AssertionResult r =
+              matchesReferenceScheduled(expr, in, DenseFormat(scanTensors(expr)[0].order),
+                                        [&](const std::vector<IndexVar>&) { return s; }, round % 2 ? 2 : 1);
+          EXPECT_TRUE(r) << expr << " " << s;
+          fused++;
+        } catch (const ScheduleError& e) {
+          EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
+          refused++;
+        }
+      }
+    }
+  EXPECT_GT(fused, 20);    // most chains fuse somewhere
+  EXPECT_GT(refused, 6);   // and some points split nothing
+}
+
+TEST(LoopFuse, GraphAttentionOnRealGraphs) {
+  std::string dir = dataDir();
+  if (dir.empty()) GTEST_SKIP() << "../shared/data not present";
+  std::mt19937_64 rng(6);
+  for (const char* name : {"karate.mtx", "ca-GrQc.mtx", "wiki-Vote.mtx"}) {
+    CooData G = readTensorFile(dir + "/matrices/" + name).data;
+    const int64_t n = G.dims[0], F = 8, H = 4;
+    // Scores on the edges (SDDMM of the features), then aggregation of messages (SpMM).
+    std::vector<Operand> in = {{"B", G, fmt("ds")},
+                               {"C", randomCoo({n, F}, 1, rng), fmt("dd")},
+                               {"D", randomCoo({n, F}, 1, rng), fmt("dd")},
+                               {"E", randomCoo({n, H}, 1, rng), fmt("dd")}};
+    SCOPED_TRACE(name);
+    auto fused = run(kSddmmSpmm, in, "loopfuse(j),parallelize(i)", 2);
+    EXPECT_TRUE(same(fused, run(kSddmmSpmm, in, "precompute(B(i,j)*C(i,k)*D(j,k),w,j)")));
+    EXPECT_TRUE(matchesReferenceScheduled(kSddmmSpmm, in, DenseFormat(2),
+                                          [](const std::vector<IndexVar>&) { return "loopfuse(j)"; }, 1));
+  }
+}
+
+TEST(LoopFuse, Rejections) {
+  std::mt19937_64 rng(7);
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({5, 6}, 0.4, rng), fmt("ds"))},
+                                         {"C", makeTensor("C", randomCoo({5, 3}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({6, 3}, 1, rng), fmt("dd"))},
+                                         {"E", makeTensor("E", randomCoo({6, 2}, 1, rng), fmt("dd"))},
+                                         {"G", makeTensor("G", randomCoo({5, 2}, 1, rng), fmt("dd"))},
+                                         {"H", makeTensor("H", randomCoo({5, 2}, 1, rng), fmt("ds"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {5, 2}, fmt("dd"))}};
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(q)", {"loopfuse(q)", "unknown index variable q"});
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(l)", {"loopfuse(l)", "splits nothing"});
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(i),loopfuse(j)", {"loopfuse(j)", "only one"});
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j,B)", {"loopfuse(j,B)", "name that no tensor"});
+  expectScheduleRejected(t, kSddmmSpmm, "split(i,i0,i1,2),loopfuse(j)", {"loopfuse(j)", "unsplit"});
+  // Every factor uses the output's variables below i: nothing left to produce.
+  expectScheduleRejected(t, "A(i,l) = G(i,l) * H(i,l)", "loopfuse(i)", {"loopfuse(i)", "splits nothing"});
+  // A sum the fusion would break: k and l, which only the producer uses, run outside j.
+  std::map<std::string, TensorBase> m = {
+      {"B", makeTensor("B", randomCoo({4, 3, 5}, 0.5, rng), fmt("sss"))},
+      {"C", makeTensor("C", randomCoo({5, 2}, 1, rng), fmt("dd"))},
+      {"D", makeTensor("D", randomCoo({3, 2}, 1, rng), fmt("dd"))},
+      {"E", makeTensor("E", randomCoo({2, 3}, 1, rng), fmt("dd"))},
+      {"A", TensorBase("A", Datatype::Float64, {4, 3}, fmt("dd"))}};
+  expectScheduleRejected(m, "A(i,m) = B(i,k,l) * C(l,j) * D(k,j) * E(j,m)", "loopfuse(j)",
+                         {"loopfuse(j)", "does not enclose the sum over k", "fuse at k"});
+  EXPECT_THROW(parseSchedule("loopfuse()", parseAssignment(kSddmmSpmm, t)), ScheduleError);
+  EXPECT_THROW(parseSchedule("loopfuse(i,t,u)", parseAssignment(kSddmmSpmm, t)), ScheduleError);
+}
