@@ -62,6 +62,9 @@ struct LocalTemporary {
   std::vector<IndexVar> summed;  ///< used only in e, bound below `at`: summed into t
   IndexVar at;
   int depth = -1;  ///< index of at's loop
+  /// A fiber of e's first sparse level over a summed variable shorter than this runs the
+  /// plain nest instead (lower_loops.cpp, localOrPlain); 0: always the temporary.
+  int64_t minFiber = 4;
 };
 
 struct IndexStmtNode;

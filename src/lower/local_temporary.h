@@ -1,7 +1,8 @@
 // precompute(e, t, at): the pieces of a temporary inside the loop nest that need no loop
 // lowering state. The loop lowerer emits, per iteration of at's loop,
 //   t[..] = 0;  (loops below at over e's variables) t[..] += e;  (loops over the rest's) out += rest * t[..]
-// t is dense, one row per thread (the loops above at may run in parallel).
+// t is dense, one row per thread (the loops above at may run in parallel); a t of no
+// index variables is a scalar declared in each iteration instead.
 #pragma once
 
 #include <optional>
@@ -36,7 +37,7 @@ class LocalTemporaryLowering {
   ir::Stmt addTo(const Env& env, ir::Expr v) const;
   /// Declare and allocate t (one row per thread), before the loops; freed after them.
   std::vector<ir::Stmt> allocate() const;
-  ir::Stmt release() const { return ir::freeArray(all_); }
+  ir::Stmt release() const;
   /// At the top of each iteration of at's loop: this thread's row offset, zeroed row.
   std::vector<ir::Stmt> startRow(Env& env) const;
 
@@ -47,6 +48,7 @@ class LocalTemporaryLowering {
   IndexExpr access_;  ///< t(vars): its tensor is t's identity in the consumer's expression
   ir::Expr all_, len_;                  ///< every thread's rows; one row's length
   bool serial_;                         ///< one row, at offset 0 (no thread number per iteration)
+  bool scalar_ = false;                 ///< no index variables: a local scalar per iteration
 
   ir::Expr index(const Env& env) const;
 };

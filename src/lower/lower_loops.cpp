@@ -283,7 +283,7 @@ class LoopLowerer {
 
   /// The temporary pays for zeroing and reading its row only when e's sum below `at` has
   /// a few entries: a fiber of e's first sparse level over a summed variable shorter than
-  /// kLocalMinFiber runs the plain nest instead. MTTKRP (bench_precompute_at, L = 32):
+  /// t.minFiber (4 for precompute) runs the plain nest instead. MTTKRP (bench_precompute_at, L = 32):
   /// always the temporary lost 0.67-0.82x on fibers of 1-3 (splatt-med, wn18rr, fb15k);
   /// from 4 entries on it wins (1.2x on kinship, 1.6x on aminoacid), from 16 it gave
   /// those wins up. The test itself costs about 5% where fibers are short (mispredicted).
@@ -297,7 +297,8 @@ class LoopLowerer {
       if (k >= lv.size() || fmt(a, static_cast<int>(k)).locatable()) continue;
       if (std::find(t.summed.begin(), t.summed.end(), lv[k]) == t.summed.end()) continue;
       auto [begin, end] = fmt(a, static_cast<int>(k)).bounds(sym_.arrays(p_.inputs[a].arg, static_cast<int>(k)), parentOf(env, a));
-      Expr shortFiber = lt(sub(end, begin), intImm(kLocalMinFiber));
+      if (t.minFiber <= 1) return where;
+      Expr shortFiber = lt(sub(end, begin), intImm(t.minFiber));
       return ifThen(shortFiber, descend(w->unsplit.get(), whole, env), where);
     }
     return where;
@@ -826,7 +827,6 @@ class LoopLowerer {
   Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
   std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
   static constexpr int64_t kPrefetchAhead = 1024;        ///< positions: 8 KB of doubles, 4 KB of int32
-  static constexpr int64_t kLocalMinFiber = 4;          ///< see localOrPlain
   static constexpr int64_t kPrefetchEntries = 1 << 21;   ///< 24 MB of int32 crd + double vals
   static constexpr int64_t kPrefetchMeanSegment = 4;     ///< entries per segment, at least
   /// Nested lattices multiply, and each case evaluates its own expression: bound the

@@ -1,0 +1,209 @@
+// Loop fusion (SparseLNR §6.2, issue 31): each fused kernel (loopfuse) beside the perfect
+// nest (the same expression, no schedule) and the separate kernels (two assignments, the
+// first materializing the temporary the fusion avoids), on the real matrices and
+// 3-tensors of ../shared/data and generated inputs whose separate temporary exceeds the
+// last-level cache. All variants are compiled up front and run interleaved (round r runs
+// each `reps` times), so machine noise hits them alike; figures are medians of compute
+// time per call (two calls for the separate kernels). The perfect nest, whose cost is
+// the product of all loop extents, runs once per round (it takes seconds). Every output
+// is compared with the fused one.
+//
+//   bench_loopfuse [--threads N] [--rounds R] [--reps N] [--quick]
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/generate.h"
+#include "tessel/io.h"
+#include "tessel/kernel.h"
+#include "tessel/parser.h"
+#include "tessel/schedule.h"
+#include "tessel/tensor.h"
+
+using namespace tessel;
+
+namespace {
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0 : v[v.size() / 2];
+}
+
+TensorBase dense(const std::string& name, int64_t rows, int64_t cols, uint64_t seed) {
+  TensorBase t(name, Datatype::Float64, {rows, cols}, Format::parse("dd"));
+  t.setFromCoo(generateDense({rows, cols}, seed));
+  return t;
+}
+
+/// Largest difference between two dense outputs relative to the largest magnitude.
+double relDiff(const TensorBase& a, const TensorBase& b) {
+  const auto* x = static_cast<const double*>(a.raw().vals);
+  const auto* y = static_cast<const double*>(b.raw().vals);
+  double worst = 0, scale = 1;
+  for (int64_t e = 0; e < a.storedCount(); e++) scale = std::max(scale, std::abs(x[e]));
+  for (int64_t e = 0; e < a.storedCount(); e++) worst = std::max(worst, std::abs(x[e] - y[e]) / scale);
+  return worst;
+}
+
+/// One compiled assignment (a stage of a variant).
+struct Stage {
+  Assignment a;
+  std::shared_ptr<Kernel> k;
+};
+
+struct Variant {
+  std::string name;
+  std::vector<Stage> stages;
+  TensorBase out;
+  std::vector<double> ms;
+};
+
+Stage compile(const std::string& expr, std::map<std::string, TensorBase>& t, const std::string& schedule,
+              int threads) {
+  Assignment a = parseAssignment(expr, t);
+  Schedule s = !schedule.empty() ? parseSchedule(schedule, a)
+               : threads > 1     ? defaultParallelSchedule(a, threads)
+                                 : Schedule();
+  return {a, Kernel::compile(a, s)};
+}
+
+/// A kernel family: the fused expression, where to fuse, and its two separate stages.
+struct Family {
+  std::string name, fused, at, producer, consumer;
+  std::string target;  // the issue's bar, for the report
+};
+
+/// Runs the three variants of `f` on the tensors `t` (inputs; outputs are made here,
+/// dense with `outDims`; the separate temporary T dense or in B's pattern), prints a row.
+void runFamily(const Family& f, const std::string& input, std::map<std::string, TensorBase> t,
+               const std::vector<int64_t>& outDims, const std::vector<int64_t>& tempDims, const Format& tempFormat,
+               int threads, int rounds, int reps, bool perfect, std::vector<double>& vsPerfect,
+               std::vector<double>& vsSeparate) {
+  auto output = [&](const std::string& name) {
+    return TensorBase(name, Datatype::Float64, outDims, DenseFormat(static_cast<int>(outDims.size())));
+  };
+  std::string par = threads > 1 ? ",parallelize(i,cpu_thread,no_races)" : "";
+  std::vector<Variant> vs;
+  t["A"] = output("A");
+  vs.push_back({"fused", {compile(f.fused, t, "loopfuse(" + f.at + ")" + par, threads)}, t["A"], {}});
+  t["A"] = output("A");
+  t["T"] = TensorBase("T", Datatype::Float64, tempDims, tempFormat);
+  Stage first = compile(f.producer, t, "", threads);
+  vs.push_back({"separate", {first, compile(f.consumer, t, "", threads)}, t["A"], {}});
+  if (perfect) {
+    t["A"] = output("A");
+    vs.push_back({"perfect", {compile(f.fused, t, "", threads)}, t["A"], {}});
+  }
+  for (int r = 0; r < rounds; r++)
+    for (Variant& v : vs)
+      for (int n = 0; n < (v.name == "perfect" ? 1 : reps); n++) {
+        double s = 0;
+        for (Stage& st : v.stages) {
+          RunTimes rt = st.k->run(st.a, threads);
+          s += rt.assembleSeconds + rt.computeSeconds;
+        }
+        v.ms.push_back(s * 1e3);
+      }
+  std::string bad;
+  for (size_t v = 1; v < vs.size(); v++)
+    if (double d = relDiff(vs[0].out, vs[v].out); d > 1e-9) bad += " MISMATCH(" + vs[v].name + " " + std::to_string(d) + ")";
+  double fused = median(vs[0].ms), sep = median(vs[1].ms), pf = perfect ? median(vs[2].ms) : 0;
+  vsSeparate.push_back(sep / fused);
+  if (perfect) vsPerfect.push_back(pf / fused);
+  std::printf("| %s | %s | %.3f | %.3f | %s | %.2fx | %s |%s\n", f.name.c_str(), input.c_str(), fused, sep,
+              perfect ? (std::to_string(pf).substr(0, 8)).c_str() : "-", sep / fused,
+              perfect ? (std::to_string(pf / fused).substr(0, 5) + "x").c_str() : "-", bad.c_str());
+  std::fflush(stdout);
+}
+
+double geomean(const std::vector<double>& v) {
+  if (v.empty()) return 0;
+  double s = 0;
+  for (double x : v) s += std::log(x);
+  return std::exp(s / static_cast<double>(v.size()));
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int threads = 1, rounds = 5, reps = 5;
+  bool quick = false;
+  for (int k = 1; k < argc; k++) {
+    std::string o = argv[k];
+    if (o == "--quick") quick = true;
+    else if (k + 1 < argc && o == "--threads") threads = std::atoi(argv[++k]);
+    else if (k + 1 < argc && o == "--rounds") rounds = std::atoi(argv[++k]);
+    else if (k + 1 < argc && o == "--reps") reps = std::atoi(argv[++k]);
+    else {
+      std::fprintf(stderr, "usage: bench_loopfuse [--threads N] [--rounds R] [--reps N] [--quick]\n");
+      return 2;
+    }
+  }
+  const std::filesystem::path data(TESSEL_DATA_DIR);
+  std::vector<std::pair<std::string, CooData>> matrices;
+  for (const char* name : {"bcsstk33", "ca-AstroPh", "wiki-Vote", "fidapex6", "luxembourg_osm"}) {
+    std::filesystem::path p = data / "matrices" / (std::string(name) + ".mtx");
+    if (std::filesystem::exists(p)) matrices.push_back({name, readTensorFile(p.string()).data});
+    else std::printf("skipped %s: not present\n", p.c_str());
+  }
+  // Generated: the separate kernels' temporary (nnz values, or n x 64 dense) is tens of MB.
+  const int64_t big = quick ? 20000 : 200000;
+  matrices.push_back({"uniform " + std::to_string(big) + " x 16", generateUniformMatrix(big, big, 16, 1)});
+  std::vector<std::pair<std::string, CooData>> tensors;
+  for (const char* name : {"kg-nations", "kg-umls", "kg-kinship", "aminoacid"}) {
+    std::filesystem::path p = data / "tensors" / (std::string(name) + ".tns");
+    if (std::filesystem::exists(p)) tensors.push_back({name, readTensorFile(p.string()).data});
+  }
+
+  std::printf("loop fusion, %d thread(s), medians of %d rounds x %d calls (perfect nest: 1 call per round), ms\n\n",
+              threads, rounds, reps);
+  std::printf("| kernel | input | fused | separate | perfect nest | separate / fused | perfect / fused |\n"
+              "|---|---|---:|---:|---:|---:|---:|\n");
+  std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> ratios;
+  const int64_t K = 64, L = 64, J = quick ? 64 : 128;
+  const Family sddmm{"<SDDMM, SpMM>", "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)", "j",
+                     "T(i,j) = B(i,j) * C(i,k) * D(j,k)", "A(i,l) = T(i,j) * E(j,l)", ""};
+  const Family spmm{"<SpMM, GEMM>", "A(i,l) = B(i,j) * C(j,k) * D(k,l)", "i", "T(i,k) = B(i,j) * C(j,k)",
+                    "A(i,l) = T(i,k) * D(k,l)", ""};
+  const Family spmmh{"<SpMMH, GEMM>", "A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)", "i",
+                     "T(i,j) = B(i,k) * C(k,j) * D(k,j)", "A(i,l) = T(i,j) * E(j,l)", ""};
+  for (auto& [name, coo] : matrices) {
+    const int64_t m = coo.dims[0], n = coo.dims[1];
+    TensorBase B("B", Datatype::Float64, coo.dims, Format::parse("ds"));
+    B.setFromCoo(coo);
+    // The perfect nest costs nnz x K x L: only where that is below ~2e9 multiplies.
+    const bool perfect = static_cast<double>(coo.nnz()) * K * L < 2e9;
+    runFamily(sddmm, name, {{"B", B}, {"C", dense("C", m, K, 1)}, {"D", dense("D", n, K, 2)}, {"E", dense("E", n, L, 3)}},
+              {m, L}, {m, n}, Format::parse("ds"), threads, rounds, reps, perfect, ratios[sddmm.name].first,
+              ratios[sddmm.name].second);
+    runFamily(spmm, name, {{"B", B}, {"C", dense("C", n, K, 4)}, {"D", dense("D", K, L, 5)}}, {m, L}, {m, K},
+              Format::parse("dd"), threads, rounds, reps, perfect, ratios[spmm.name].first, ratios[spmm.name].second);
+    runFamily(spmmh, name, {{"B", B}, {"C", dense("C", n, J, 6)}, {"D", dense("D", n, J, 7)}, {"E", dense("E", J, L, 8)}},
+              {m, L}, {m, J}, Format::parse("dd"), threads, rounds, reps,
+              static_cast<double>(coo.nnz()) * J * L < 2e9, ratios[spmmh.name].first, ratios[spmmh.name].second);
+  }
+  const Family mttkrp{"<MTTKRP, GEMM>", "A(i,m) = B(i,k,l) * C(l,j) * D(k,j) * E(j,m)", "i",
+                      "T(i,j) = B(i,k,l) * C(l,j) * D(k,j)", "A(i,m) = T(i,j) * E(j,m)", ""};
+  for (auto& [name, coo] : tensors) {
+    TensorBase B("B", Datatype::Float64, coo.dims, Format::parse("sss"));
+    B.setFromCoo(coo);
+    const int64_t Jt = 32, Mt = 64;
+    runFamily(mttkrp, name,
+              {{"B", B}, {"C", dense("C", coo.dims[2], Jt, 9)}, {"D", dense("D", coo.dims[1], Jt, 10)},
+               {"E", dense("E", Jt, Mt, 11)}},
+              {coo.dims[0], Mt}, {coo.dims[0], Jt}, Format::parse("dd"), threads, rounds, reps,
+              static_cast<double>(coo.nnz()) * Jt * Mt < 2e9, ratios[mttkrp.name].first, ratios[mttkrp.name].second);
+  }
+  std::printf("\n| kernel | fused vs separate (geomean) | fused vs perfect nest (geomean) |\n|---|---:|---:|\n");
+  for (auto& [name, r] : ratios)
+    std::printf("| %s | %.2fx | %s |\n", name.c_str(), geomean(r.second),
+                r.first.empty() ? "-" : (std::to_string(geomean(r.first)).substr(0, 6) + "x").c_str());
+  return 0;
+}
