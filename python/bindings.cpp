@@ -398,10 +398,11 @@ Assignment assignmentOf(const TensorBase& out, const std::optional<std::string>&
 }
 
 Schedule scheduleOf(const Assignment& a, const py::object& schedule, int threads) {
-  if (schedule.is_none()) return threads > 1 ? defaultParallelSchedule(a, threads) : Schedule{};
+  // No schedule: tessel's choice (loop fusion by the cost model, the parallel default).
+  if (schedule.is_none()) return defaultSchedule(a, threads).schedule;
   if (py::isinstance<py::str>(schedule)) {
     std::string text = schedule.cast<std::string>();
-    if (text.empty()) return threads > 1 ? defaultParallelSchedule(a, threads) : Schedule{};
+    if (text.empty()) return defaultSchedule(a, threads).schedule;
     return parseSchedule(text, a);
   }
   return schedule.cast<Schedule>();

@@ -324,3 +324,34 @@ TEST(LoopFuse, Rejections) {
   EXPECT_THROW(parseSchedule("loopfuse()", parseAssignment(kSddmmSpmm, t)), ScheduleError);
   EXPECT_THROW(parseSchedule("loopfuse(i,t,u)", parseAssignment(kSddmmSpmm, t)), ScheduleError);
 }
+
+TEST(LoopFuse, AutomaticChoice) {
+  // With data bound, the cost model fuses <SDDMM, SpMM> (nnz x (K + L) against nnz x K x L)
+  // and leaves SpMV and a two-factor product alone.
+  std::mt19937_64 rng(8);
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({60, 50}, 0.1, rng), fmt("ds"))},
+                                         {"C", makeTensor("C", randomCoo({60, 16}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({50, 16}, 1, rng), fmt("dd"))},
+                                         {"E", makeTensor("E", randomCoo({50, 8}, 1, rng), fmt("dd"))},
+                                         {"x", makeTensor("x", randomCoo({50}, 1, rng), DenseFormat(1))},
+                                         {"y", TensorBase("y", Datatype::Float64, {60}, DenseFormat(1))},
+                                         {"A", TensorBase("A", Datatype::Float64, {60, 8}, fmt("dd"))}};
+  Assignment a = parseAssignment(kSddmmSpmm, t);
+  ScheduleChoice c = defaultSchedule(a, 1);
+  EXPECT_EQ(c.schedule.str(), "loopfuse(j)");
+  EXPECT_NE(c.reason.find("cost model"), std::string::npos) << c.reason;
+  ScheduleChoice two = defaultSchedule(a, 2);
+  EXPECT_EQ(two.schedule.str(), "loopfuse(j),parallelize(i,cpu_thread,no_races)");
+  Kernel::compile(a, two.schedule)->run(a, 2);
+  std::string why;
+  EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+  EXPECT_TRUE(defaultSchedule(parseAssignment("y(i) = B(i,j) * x(j)", t), 1).schedule.empty());
+  EXPECT_TRUE(defaultSchedule(parseAssignment("A(i,l) = B(i,j) * E(j,l)", t), 1).schedule.empty());
+  // A tiny dense k and l: fusing saves less than half, so the perfect nest stays.
+  std::map<std::string, TensorBase> s = {{"B", makeTensor("B", randomCoo({60, 50}, 0.1, rng), fmt("ds"))},
+                                         {"C", makeTensor("C", randomCoo({60, 1}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({50, 1}, 1, rng), fmt("dd"))},
+                                         {"E", makeTensor("E", randomCoo({50, 1}, 1, rng), fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {60, 1}, fmt("dd"))}};
+  EXPECT_TRUE(defaultSchedule(parseAssignment(kSddmmSpmm, s), 1).schedule.empty());
+}

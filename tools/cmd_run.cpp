@@ -294,7 +294,8 @@ void explainBrokenBound(const ScheduleError& e, const Schedule& schedule, const 
 void compileAndRun(const Options& opt, const Assignment& a, const std::function<void()>& beforeLastRun,
                    PhaseTimes& times) {
   auto t0 = std::chrono::steady_clock::now();
-  Schedule schedule = chooseSchedule(opt.schedule, opt.threads, a);
+  const ScheduleChoice choice = chooseSchedule(opt.schedule, opt.threads, a);
+  const Schedule& schedule = choice.schedule;
   auto kernel = Kernel::compile(a, schedule);
   // After compiling: a schedule error stays the one line on stderr.
   warnAboutThreads(opt.schedule.empty() ? schedule.str() : opt.schedule, opt.threads);
@@ -302,7 +303,7 @@ void compileAndRun(const Options& opt, const Assignment& a, const std::function<
   times.cacheHit = kernel->cacheHit();
   times.threads = opt.threads;
   times.schedule = schedule.empty() ? "none (loops in the expression's index order, serial)"
-                   : opt.schedule.empty() ? schedule.str() + " (default for " + std::to_string(opt.threads) + " threads)"
+                   : opt.schedule.empty() ? schedule.str() + " (" + choice.reason + ")"
                                           : schedule.str();
   int reps = std::max(1, opt.timeReps);
   std::vector<double>& assemble = times.at("assemble");

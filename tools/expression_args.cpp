@@ -56,9 +56,9 @@ ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<st
   return a;
 }
 
-Schedule chooseSchedule(const std::string& text, int threads, const Assignment& a) {
-  if (!text.empty()) return parseSchedule(text, a);
-  return defaultParallelSchedule(a, threads);
+ScheduleChoice chooseSchedule(const std::string& text, int threads, const Assignment& a) {
+  if (!text.empty()) return {parseSchedule(text, a), "given with -s"};
+  return defaultSchedule(a, threads);
 }
 
 const char* const kSemiringHelp =
@@ -104,7 +104,7 @@ std::string generatedCode(const std::string& expr, const ExpressionArgs& args, c
     tensors.emplace(u.name, TensorBase(u.name, args.typeOf(u), std::vector<int64_t>(u.order, 1),
                                        args.formatOf(u)));
   Assignment a = parseOver(expr, tensors, semiring);
-  std::string code = Kernel::emitC(a, chooseSchedule(schedule, threads, a), afterEachPass);
+  std::string code = Kernel::emitC(a, chooseSchedule(schedule, threads, a).schedule, afterEachPass);
   if (!code.empty() && code.back() != '\n') code += '\n';
   return code;
 }

@@ -37,8 +37,8 @@ std::vector<int64_t> inferOutputDims(const std::string& expr, const TensorUse& o
 extern const char* const kTypeHelp;
 
 /// The generated C code for the expression with these formats (no data needed).
-/// The schedule text given with -s, else the default parallel schedule for `threads`.
-Schedule chooseSchedule(const std::string& text, int threads, const Assignment& a);
+/// The schedule text given with -s, else defaultSchedule (fusion, then the parallel default).
+ScheduleChoice chooseSchedule(const std::string& text, int threads, const Assignment& a);
 
 /// The semiring named by --semiring; UsageError naming the option and the known names.
 Semiring semiringOption(const std::string& name);

@@ -131,4 +131,18 @@ Schedule parseSchedule(const std::string& text, const Assignment& a);
 /// schedule is safe (the kernel then runs on one thread).
 Schedule defaultParallelSchedule(const Assignment& a, int threads);
 
+/// The schedule tessel picks when the user gives none, and why.
+struct ScheduleChoice {
+  Schedule schedule;
+  std::string reason;  ///< "" when the schedule is empty (the loops as they are)
+};
+/// What `tessel run` and Python use without a schedule: a product of three or more
+/// tensors into a dense output is fused (loopfuse) at the loop where a cost model (each
+/// loop's trip count: a sparse level's average fiber length from the bound tensor, a
+/// dense loop's extent) estimates the least work, when that is at most half the perfect
+/// nest's; rows then run in parallel for threads > 1. Otherwise defaultParallelSchedule.
+/// Kernel::compile with no schedule runs the loops as they are: pass this to it for the
+/// same choice.
+ScheduleChoice defaultSchedule(const Assignment& a, int threads);
+
 }  // namespace tessel

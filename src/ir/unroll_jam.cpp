@@ -17,9 +17,12 @@ namespace {
 
 constexpr int64_t kJam = 4;
 
-/// for p: { outer decls; for j: { inner decls; store } }, the shape this pass rewrites.
+/// for p: { outer statements; for j: { inner decls; store } }, the shape this pass
+/// rewrites. The outer statements are pure declarations and, for a fused nest's producer
+/// (loopfuse), scalar sums `for k: { decls; acc = acc op v }` into a scalar declared
+/// before them: each copy of p gets its own sum, jammed like the declarations.
 struct JamLoop {
-  std::vector<Stmt> outerDecls;
+  std::vector<Stmt> outerDecls;  ///< declarations and scalar sums, in order
   Stmt inner;
   std::vector<Stmt> innerDecls;
   Stmt store;
@@ -35,16 +38,45 @@ bool loadsFrom(const Expr& e, const std::string& array) {
   return false;
 }
 
+/// Whether any expression of s (or of the statements inside it) loads from `array`.
+bool stmtLoadsFrom(const Stmt& s, const std::string& array) {
+  return anyStmt(s, [&](const Stmt& x) {
+    for (const Expr& e : x->args)
+      if (loadsFrom(e, array)) return true;
+    return false;
+  });
+}
+
+/// `for k: { pure decls; acc = op(acc, v) }` with acc one of `scalars`: a sum into a
+/// scalar the loop over p declared (loopfuse's producer). Nothing else is written.
+bool isScalarSum(const Stmt& s, const std::set<std::string>& scalars) {
+  if (s->op != StmtOp::For || !s->loop.plain()) return false;
+  std::vector<Stmt> body = statementsOf(s->body[0]);
+  if (body.empty()) return false;
+  const Stmt& last = body.back();
+  if (last->op != StmtOp::Assign || last->args[0]->op != ExprOp::Var || !scalars.count(last->args[0]->name))
+    return false;
+  for (size_t i = 0; i + 1 < body.size(); i++)
+    if (!isPureDecl(body[i])) return false;
+  return true;
+}
+
 std::optional<JamLoop> matchJam(const Stmt& loop) {
   if (loop->op != StmtOp::For || !loop->loop.plain()) return std::nullopt;
   std::vector<Stmt> outer = statementsOf(loop->body[0]);
   if (outer.empty() || outer.back()->op != StmtOp::For || !outer.back()->loop.plain()) return std::nullopt;
   JamLoop m;
   m.perP.insert(loop->args[0]->name);
+  std::set<std::string> scalars;  // outer decls of a scalar: what a sum may accumulate into
   for (size_t i = 0; i + 1 < outer.size(); i++) {
-    if (!isPureDecl(outer[i])) return std::nullopt;
+    if (isPureDecl(outer[i])) {
+      m.outerDecls.push_back(outer[i]);
+      m.perP.insert(outer[i]->args[0]->name);
+      if (!outer[i]->args[0]->type.pointer) scalars.insert(outer[i]->args[0]->name);
+      continue;
+    }
+    if (!isScalarSum(outer[i], scalars)) return std::nullopt;
     m.outerDecls.push_back(outer[i]);
-    m.perP.insert(outer[i]->args[0]->name);
   }
   m.inner = outer.back();
   if (mentionsAny(m.inner->args[1], m.perP) || mentionsAny(m.inner->args[2], m.perP)) return std::nullopt;
@@ -62,7 +94,7 @@ std::optional<JamLoop> matchJam(const Stmt& loop) {
   if (array->op != ExprOp::Var || mentionsAny(m.store->args[1], m.perP) || hasCall(m.store->args[2]))
     return std::nullopt;
   for (const Stmt& d : m.outerDecls)
-    if (loadsFrom(d->args[1], array->name)) return std::nullopt;
+    if (stmtLoadsFrom(d, array->name)) return std::nullopt;
   for (const Stmt& d : m.innerDecls)
     if (loadsFrom(d->args[1], array->name)) return std::nullopt;
   if (loadsFrom(m.store->args[1], array->name) || loadsFrom(m.store->args[2], array->name)) return std::nullopt;
@@ -118,6 +150,10 @@ class Jammer {
       Expr pc = renamed(p);
       groupBody.push_back(decl(pc, add(add(lo, mul(intImm(kJam, t), q)), intImm(c, t))));
       for (const Stmt& d : m.outerDecls) {
+        if (d->op == StmtOp::For) {  // a scalar sum: its own copy, over this copy's names
+          groupBody.push_back(renameIn(d, to));
+          continue;
+        }
         Expr init = rename(d->args[1], to);
         groupBody.push_back(decl(renamed(d->args[0]), init));
       }

@@ -367,16 +367,15 @@ class Scheduler {
     std::vector<IndexExpr> have, producer;
     factorsOf(p_.assignment.rhs, have);
     if (have.size() < 2) fail("the right-hand side " + p_.assignment.rhs.str() + " is not a product to distribute");
-    std::vector<IndexVar> below;
-    for (size_t k = static_cast<size_t>(d) + 1; k < nest_.loops.size(); k++)
-      if (has(p_.output.levelVars, nest_.loops[k].of)) below.push_back(nest_.loops[k].of);
+    std::vector<IndexVar> order, below;
+    for (const Loop& l : nest_.loops) order.push_back(l.of);
+    for (size_t k = static_cast<size_t>(d) + 1; k < order.size(); k++)
+      if (has(p_.output.levelVars, order[k])) below.push_back(order[k]);
+    const std::vector<bool> mine = fusionProducers(p_, order, d);
     std::string consumerText;
-    for (const IndexExpr& f : have) {
-      bool consumer = f.kind() != ExprKind::Access;
-      for (const tessel::ExprNode* n : accessesIn(f))
-        for (const IndexVar& v : n->vars) consumer |= has(below, v);
-      if (consumer) consumerText += (consumerText.empty() ? "" : " * ") + f.str();
-      else producer.push_back(f);
+    for (size_t f = 0; f < have.size(); f++) {
+      if (mine[f]) producer.push_back(have[f]);
+      else consumerText += (consumerText.empty() ? "" : " * ") + have[f].str();
     }
     std::string belowText;
     for (const IndexVar& v : below) belowText += (belowText.empty() ? "" : ", ") + v.name();
@@ -504,6 +503,23 @@ class Scheduler {
 };
 
 }  // namespace
+
+std::vector<bool> fusionProducers(const Problem& p, const std::vector<IndexVar>& order, int depth) {
+  auto has = [](const std::vector<IndexVar>& vs, const IndexVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); };
+  std::vector<IndexVar> below;
+  for (size_t k = static_cast<size_t>(depth) + 1; k < order.size(); k++)
+    if (has(p.output.levelVars, order[k])) below.push_back(order[k]);
+  std::vector<IndexExpr> have;
+  factorsOf(p.assignment.rhs, have);
+  std::vector<bool> out;
+  for (const IndexExpr& f : have) {
+    bool consumer = f.kind() != ExprKind::Access;
+    for (const tessel::ExprNode* n : accessesIn(f))
+      for (const IndexVar& v : n->vars) consumer |= has(below, v);
+    out.push_back(!consumer);
+  }
+  return out;
+}
 
 LoopNest scheduleLoops(Problem& p, const Schedule& s) { return Scheduler(p, s).run(); }
 

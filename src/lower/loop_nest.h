@@ -47,4 +47,9 @@ struct LoopNest {
 /// against every operand's level order); the other commands build the nest on top of it.
 LoopNest scheduleLoops(Problem& p, const Schedule& s);
 
+/// loopfuse's split (SparseLNR): for each factor of the right-hand side's product (in
+/// factorsOf order), whether the producer gets it when fusing below depth `depth` of the
+/// loop order `order`: the accesses that use no output variable bound below that depth.
+std::vector<bool> fusionProducers(const Problem& p, const std::vector<IndexVar>& order, int depth);
+
 }  // namespace tessel::lower

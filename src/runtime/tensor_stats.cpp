@@ -24,4 +24,21 @@ double boundRowSkew(const ExprNode& access) {
   return static_cast<double>(most) / static_cast<double>(r.vals_size);
 }
 
+std::vector<int64_t> boundLevelPositions(const ExprNode& access) {
+  if (access.kind != ExprKind::Access || !access.binding) return {};
+  const TensorBase t(access.binding);
+  const tessel_tensor_t& r = t.raw();
+  const Format& f = t.format();
+  std::vector<int64_t> out;
+  int64_t above = 1;
+  for (int k = 0; k < f.order(); k++) {
+    // A full level (dense, bitmap) has a slot per coordinate under each position above;
+    // the others (compressed, singleton) one position per stored coordinate.
+    if (levelFormat(f, k).full()) above *= std::max<int64_t>(r.dims[k], 0);
+    else above = r.crd_size[k];
+    out.push_back(above);
+  }
+  return out;
+}
+
 }  // namespace tessel

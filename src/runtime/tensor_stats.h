@@ -3,6 +3,9 @@
 // access and get a number.
 #pragma once
 
+#include <cstdint>
+#include <vector>
+
 #include "tessel/notation.h"
 
 namespace tessel {
@@ -11,5 +14,10 @@ namespace tessel {
 /// operand whose levels 0, 1 are dense over compressed); 0 for any other format, an
 /// empty tensor, or an access without storage (a bare TensorVar).
 double boundRowSkew(const ExprNode& access);
+
+/// The positions each storage level of the tensor bound to `access` holds (a dense level
+/// of N under P positions: P * N; a compressed level: its entries), outermost first;
+/// empty for an access without storage.
+std::vector<int64_t> boundLevelPositions(const ExprNode& access);
 
 }  // namespace tessel
