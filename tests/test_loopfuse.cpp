@@ -347,7 +347,7 @@ TEST(LoopFuse, AutomaticChoice) {
   EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
   EXPECT_TRUE(defaultSchedule(parseAssignment("y(i) = B(i,j) * x(j)", t), 1).schedule.empty());
   EXPECT_TRUE(defaultSchedule(parseAssignment("A(i,l) = B(i,j) * E(j,l)", t), 1).schedule.empty());
-  // A tiny dense k and l: fusing saves less than half, so the perfect nest stays.
+  // A k and l of one: fusing saves nothing, so the perfect nest stays.
   std::map<std::string, TensorBase> s = {{"B", makeTensor("B", randomCoo({60, 50}, 0.1, rng), fmt("ds"))},
                                          {"C", makeTensor("C", randomCoo({60, 1}, 1, rng), fmt("dd"))},
                                          {"D", makeTensor("D", randomCoo({50, 1}, 1, rng), fmt("dd"))},

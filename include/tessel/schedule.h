@@ -139,8 +139,9 @@ struct ScheduleChoice {
 /// What `tessel run` and Python use without a schedule: a product of three or more
 /// tensors into a dense output is fused (loopfuse) at the loop where a cost model (each
 /// loop's trip count: a sparse level's average fiber length from the bound tensor, a
-/// dense loop's extent) estimates the least work, when that is at most half the perfect
-/// nest's; rows then run in parallel for threads > 1. Otherwise defaultParallelSchedule.
+/// dense loop's extent, times the factors multiplied there) estimates the least work,
+/// when that is at most 80% of the perfect nest's; rows then run in parallel for
+/// threads > 1. Otherwise defaultParallelSchedule.
 /// Kernel::compile with no schedule runs the loops as they are: pass this to it for the
 /// same choice.
 ScheduleChoice defaultSchedule(const Assignment& a, int threads);

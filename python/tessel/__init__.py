@@ -290,7 +290,7 @@ class Tensor:
 
         ``schedule`` is a :class:`Schedule` or its text ("split(i,i0,i1,32),parallelize(i0)");
         without one tessel chooses (a product of three or more tensors is fused with loopfuse
-        where a cost model says it saves at least half the work; with threads > 1 rows run
+        where a cost model says it saves at least 20% of the multiplies; with threads > 1 rows run
         in parallel; ``Kernel.schedule`` shows the choice). ``semiring``:
         "plus_times" (default), "min_plus", "max_times", "max_plus".
         """

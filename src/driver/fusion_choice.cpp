@@ -2,10 +2,10 @@
 // A product of several tensors lowers to one perfect nest whose work is the product of
 // all its loops' trip counts; SparseLNR's loopfuse at a loop v runs the shared loops once
 // and below v the producer's and the consumer's loops one after the other. The cost
-// model counts innermost iterations of each (a loop over a sparse level runs its average
-// fiber length, read from the bound tensor; a dense loop its extent; a temporary costs
-// its length to zero) and fuses at the cheapest valid loop when that does at most half
-// the perfect nest's work. Then, for threads > 1, the outermost loop runs in parallel
+// model counts the multiplies of each (innermost iterations times the factors multiplied
+// there; a loop over a sparse level runs its average fiber length, read from the bound
+// tensor; a dense loop its extent; a temporary costs its length to zero) and fuses at the
+// cheapest valid loop when that does at most 80% of the perfect nest's work. Then, for threads > 1, the outermost loop runs in parallel
 // (rows in blocks), else the parallel default of defaultParallelSchedule.
 #include <algorithm>
 #include <cmath>
@@ -81,7 +81,9 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
   }
   if (p && p->order.size() >= 3) {
     const std::vector<double> trips = tripCounts(*p, a);
-    double perfect = 1;
+    // Work per innermost iteration: one multiply per factor (the perfect nest multiplies
+    // all of them there; the producer its own, the consumer its own and t).
+    double perfect = static_cast<double>(factors.size());
     for (double t : trips) perfect *= t;
     double best = perfect;
     int at = -1;
@@ -106,19 +108,20 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
         if (byConsumer) used *= trips[e];
         if (byProducer && byConsumer) temp *= static_cast<double>(extentOf(a, v));
       }
-      const double fused = shared * (made + used + temp);
+      const double fused = shared * (made * static_cast<double>(producer.size()) +
+                                     used * static_cast<double>(consumer.size() + 1) + temp);
       if (fused < best) {
         Schedule s;
         s.loopfuse(p->order[static_cast<size_t>(d)]);
         if (lowers(a, s)) best = fused, at = d;
       }
     }
-    if (at >= 0 && best * 2 <= perfect) {
+    if (at >= 0 && best * 1.25 <= perfect) {
       const IndexVar& v = p->order[static_cast<size_t>(at)];
       Schedule s;
       s.loopfuse(v);
       std::string why = "fused at " + v.name() + " (loopfuse): the cost model's estimate is " + number(best) +
-                        " inner iterations against the perfect nest's " + number(perfect);
+                        " multiplies against the perfect nest's " + number(perfect);
       if (threads > 1) {
         Schedule par = s;
         par.parallelize(p->order[0], CPUThread, NoRaces);
