@@ -26,6 +26,25 @@ namespace {
 Format fmt(const std::string& s) { return Format::parse(s); }
 const std::string kSddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
 
+/// A tensor's entries written out: dims and (coordinates, value) pairs.
+CooData entries(std::vector<int64_t> dims, const std::vector<std::pair<std::vector<int64_t>, double>>& list) {
+  CooData c;
+  c.dims = std::move(dims);
+  for (const auto& [at, v] : list) c.add(at, v);
+  return c;
+}
+
+/// <SDDMM, SpMM>'s tensors: B m x n CSR (density 0.4), C m x k, D n x k, E n x l dense,
+/// and the output A m x l.
+std::map<std::string, TensorBase> sddmmSpmmTensors(std::mt19937_64& rng, int64_t m, int64_t n, int64_t k, int64_t l,
+                                                   double density = 0.4) {
+  return {{"B", makeTensor("B", randomCoo({m, n}, density, rng), fmt("ds"))},
+          {"C", makeTensor("C", randomCoo({m, k}, 1, rng), fmt("dd"))},
+          {"D", makeTensor("D", randomCoo({n, k}, 1, rng), fmt("dd"))},
+          {"E", makeTensor("E", randomCoo({n, l}, 1, rng), fmt("dd"))},
+          {"A", TensorBase("A", Datatype::Float64, {m, l}, fmt("dd"))}};
+}
+
 /// The extent of each (one-letter) index variable of `expr`, from the operands' dims.
 std::map<char, int64_t> extents(const std::string& expr, const std::vector<Operand>& in) {
   std::map<char, int64_t> e;
@@ -90,24 +109,10 @@ TEST(LoopFuse, SddmmSpmmHandComputed) {
   // E = [[1], [10], [100]]. t(i,j) = B(i,j) * (C(i,:) . D(j,:)):
   //   t(0,0) = 1 * (1*1 + 1*0) = 1, t(0,2) = 2 * (1 + 1) = 4, t(1,1) = 3 * (2*0 + 0*1) = 0.
   //   A(0,0) = t(0,0)*E(0,0) + t(0,2)*E(2,0) = 1 + 400 = 401; A(1,0) = 0.
-  CooData B, C, D, E;
-  B.dims = {2, 3};
-  B.add({0, 0}, 1);
-  B.add({0, 2}, 2);
-  B.add({1, 1}, 3);
-  C.dims = {2, 2};
-  C.add({0, 0}, 1);
-  C.add({0, 1}, 1);
-  C.add({1, 0}, 2);
-  D.dims = {3, 2};
-  D.add({0, 0}, 1);
-  D.add({1, 1}, 1);
-  D.add({2, 0}, 1);
-  D.add({2, 1}, 1);
-  E.dims = {3, 1};
-  E.add({0, 0}, 1);
-  E.add({1, 0}, 10);
-  E.add({2, 0}, 100);
+  CooData B = entries({2, 3}, {{{0, 0}, 1}, {{0, 2}, 2}, {{1, 1}, 3}});
+  CooData C = entries({2, 2}, {{{0, 0}, 1}, {{0, 1}, 1}, {{1, 0}, 2}});
+  CooData D = entries({3, 2}, {{{0, 0}, 1}, {{1, 1}, 1}, {{2, 0}, 1}, {{2, 1}, 1}});
+  CooData E = entries({3, 1}, {{{0, 0}, 1}, {{1, 0}, 10}, {{2, 0}, 100}});
   for (const char* f : {"ds", "dd", "ss"})
     for (int threads : {1, 2}) {
       std::vector<Operand> in = {
@@ -122,11 +127,7 @@ TEST(LoopFuse, TheNestIsBranched) {
   // The fused kernel is one function whose concrete index notation has a where: the
   // consumer reads the scalar t_j the producer sums over k, per (i, j).
   std::mt19937_64 rng(1);
-  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({5, 6}, 0.4, rng), fmt("ds"))},
-                                         {"C", makeTensor("C", randomCoo({5, 3}, 1, rng), fmt("dd"))},
-                                         {"D", makeTensor("D", randomCoo({6, 3}, 1, rng), fmt("dd"))},
-                                         {"E", makeTensor("E", randomCoo({6, 2}, 1, rng), fmt("dd"))},
-                                         {"A", TensorBase("A", Datatype::Float64, {5, 2}, fmt("dd"))}};
+  std::map<std::string, TensorBase> t = sddmmSpmmTensors(rng, 5, 6, 3, 2);
   Assignment a = parseAssignment(kSddmmSpmm, t);
   std::string c = Kernel::emitC(a, parseSchedule("loopfuse(j)", a));
   EXPECT_NE(c.find("where(forall(l, A(i,l) = E(j,l) * t_j), forall(k, t_j += B(i,j) * C(i,k) * D(j,k)))"),
@@ -298,13 +299,9 @@ TEST(LoopFuse, GraphAttentionOnRealGraphs) {
 
 TEST(LoopFuse, Rejections) {
   std::mt19937_64 rng(7);
-  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({5, 6}, 0.4, rng), fmt("ds"))},
-                                         {"C", makeTensor("C", randomCoo({5, 3}, 1, rng), fmt("dd"))},
-                                         {"D", makeTensor("D", randomCoo({6, 3}, 1, rng), fmt("dd"))},
-                                         {"E", makeTensor("E", randomCoo({6, 2}, 1, rng), fmt("dd"))},
-                                         {"G", makeTensor("G", randomCoo({5, 2}, 1, rng), fmt("dd"))},
-                                         {"H", makeTensor("H", randomCoo({5, 2}, 1, rng), fmt("ds"))},
-                                         {"A", TensorBase("A", Datatype::Float64, {5, 2}, fmt("dd"))}};
+  std::map<std::string, TensorBase> t = sddmmSpmmTensors(rng, 5, 6, 3, 2);
+  t.emplace("G", makeTensor("G", randomCoo({5, 2}, 1, rng), fmt("dd")));
+  t.emplace("H", makeTensor("H", randomCoo({5, 2}, 1, rng), fmt("ds")));
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(q)", {"loopfuse(q)", "unknown index variable q"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(l)", {"loopfuse(l)", "splits nothing"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(i),loopfuse(j)", {"loopfuse(j)", "only one"});
@@ -329,13 +326,9 @@ TEST(LoopFuse, AutomaticChoice) {
   // With data bound, the cost model fuses <SDDMM, SpMM> (nnz x (K + L) against nnz x K x L)
   // and leaves SpMV and a two-factor product alone.
   std::mt19937_64 rng(8);
-  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({60, 50}, 0.1, rng), fmt("ds"))},
-                                         {"C", makeTensor("C", randomCoo({60, 16}, 1, rng), fmt("dd"))},
-                                         {"D", makeTensor("D", randomCoo({50, 16}, 1, rng), fmt("dd"))},
-                                         {"E", makeTensor("E", randomCoo({50, 8}, 1, rng), fmt("dd"))},
-                                         {"x", makeTensor("x", randomCoo({50}, 1, rng), DenseFormat(1))},
-                                         {"y", TensorBase("y", Datatype::Float64, {60}, DenseFormat(1))},
-                                         {"A", TensorBase("A", Datatype::Float64, {60, 8}, fmt("dd"))}};
+  std::map<std::string, TensorBase> t = sddmmSpmmTensors(rng, 60, 50, 16, 8, 0.1);
+  t.emplace("x", makeTensor("x", randomCoo({50}, 1, rng), DenseFormat(1)));
+  t.emplace("y", TensorBase("y", Datatype::Float64, {60}, DenseFormat(1)));
   Assignment a = parseAssignment(kSddmmSpmm, t);
   ScheduleChoice c = defaultSchedule(a, 1);
   EXPECT_EQ(c.schedule.str(), "loopfuse(j)");
@@ -348,10 +341,6 @@ TEST(LoopFuse, AutomaticChoice) {
   EXPECT_TRUE(defaultSchedule(parseAssignment("y(i) = B(i,j) * x(j)", t), 1).schedule.empty());
   EXPECT_TRUE(defaultSchedule(parseAssignment("A(i,l) = B(i,j) * E(j,l)", t), 1).schedule.empty());
   // A k and l of one: fusing saves nothing, so the perfect nest stays.
-  std::map<std::string, TensorBase> s = {{"B", makeTensor("B", randomCoo({60, 50}, 0.1, rng), fmt("ds"))},
-                                         {"C", makeTensor("C", randomCoo({60, 1}, 1, rng), fmt("dd"))},
-                                         {"D", makeTensor("D", randomCoo({50, 1}, 1, rng), fmt("dd"))},
-                                         {"E", makeTensor("E", randomCoo({50, 1}, 1, rng), fmt("dd"))},
-                                         {"A", TensorBase("A", Datatype::Float64, {60, 1}, fmt("dd"))}};
+  std::map<std::string, TensorBase> s = sddmmSpmmTensors(rng, 60, 50, 1, 1, 0.1);
   EXPECT_TRUE(defaultSchedule(parseAssignment(kSddmmSpmm, s), 1).schedule.empty());
 }

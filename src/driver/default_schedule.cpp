@@ -12,19 +12,6 @@
 
 namespace tessel {
 
-namespace {
-
-bool compiles(const Assignment& a, const Schedule& s) {
-  try {
-    driver::lowerAssignment(a, s);
-    return true;
-  } catch (const UserError&) {
-    return false;
-  }
-}
-
-}  // namespace
-
 Schedule defaultParallelSchedule(const Assignment& user, int threads) {
   if (threads <= 1) return {};
   // Sums inside the expression run first as their own stages (with their own schedules):
@@ -59,7 +46,7 @@ Schedule defaultParallelSchedule(const Assignment& user, int threads) {
       Schedule s;
       s.fuse(outer, p.order[1], f).pos(f, fp, name).divide(fp, o0, o1, blocks)
           .parallelize(o0, CPUThread, Atomics);
-      if (compiles(a, s)) return s;
+      if (driver::lowers(a, s)) return s;
     }
   }
   // A sparse output filled in one pass: threads get ranges cut by work anyway, so blocks
@@ -68,7 +55,7 @@ Schedule defaultParallelSchedule(const Assignment& user, int threads) {
   int64_t rows = plan.singlePass && plan.kind != lower::OutputKind::Dense ? 1 : (extent + blocks - 1) / blocks;
   Schedule s;
   s.split(outer, o0, o1, std::max<int64_t>(1, rows)).parallelize(o0, CPUThread, NoRaces);
-  if (compiles(a, s)) return s;
+  if (driver::lowers(a, s)) return s;
   return {};
 }
 

@@ -48,16 +48,6 @@ std::vector<double> tripCounts(const lower::Problem& p, const Assignment& a) {
   return trips;
 }
 
-/// Does `s` lower for `a`?
-bool lowers(const Assignment& a, const Schedule& s) {
-  try {
-    driver::lowerAssignment(a, s);
-    return true;
-  } catch (const UserError&) {
-    return false;
-  }
-}
-
 std::string number(double x) {
   std::ostringstream o;
   o.precision(3);
@@ -113,7 +103,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
       if (fused < best) {
         Schedule s;
         s.loopfuse(p->order[static_cast<size_t>(d)]);
-        if (lowers(a, s)) best = fused, at = d;
+        if (driver::lowers(a, s)) best = fused, at = d;
       }
     }
     if (at >= 0 && best * 1.25 <= perfect) {
@@ -125,7 +115,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
       if (threads > 1) {
         Schedule par = s;
         par.parallelize(p->order[0], CPUThread, NoRaces);
-        if (lowers(a, par)) {
+        if (driver::lowers(a, par)) {
           s = par;
           why += "; rows in parallel";
         }

@@ -144,4 +144,13 @@ lower::LoweredKernel lowerAssignment(const Assignment& a, const Schedule& schedu
   return std::move(compilePipeline(a, schedule, opt).stages.at(0).lowered);
 }
 
+bool lowers(const Assignment& a, const Schedule& schedule) {
+  try {
+    lowerAssignment(a, schedule);
+    return true;
+  } catch (const UserError&) {
+    return false;
+  }
+}
+
 }  // namespace tessel::driver

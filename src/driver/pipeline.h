@@ -44,5 +44,7 @@ CompiledStages compilePipeline(const Assignment& a, const Schedule& schedule, co
 
 /// `a` lowered as one stage, without C (tests, and trial compiles of a schedule).
 lower::LoweredKernel lowerAssignment(const Assignment& a, const Schedule& schedule = {});
+/// Whether `schedule` lowers for `a` (a trial compile; a UserError means no).
+bool lowers(const Assignment& a, const Schedule& schedule);
 
 }  // namespace tessel::driver
