@@ -28,26 +28,31 @@ constexpr int64_t kBeta = 18;
 /// A hand loop: its early exit (stop at the first parent found) and the restriction to
 /// unvisited vertices have no compiled form yet (no masks, no short-circuit reductions),
 /// and without them a pull level would read every edge of the graph.
-/// Returns the number of vertices reached; `next` marks them.
-int64_t pullLevel(const Csr& in, const std::vector<uint8_t>& frontier, std::vector<uint8_t>& next,
-                  std::vector<int64_t>& parent, std::vector<int64_t>& level, int64_t depth, int threads) {
-  int64_t reached = 0;
+/// Marks the vertices reached in `next`; returns their number and adds their out-edges
+/// to `scout`.
+int64_t pullLevel(const Csr& a, const Csr& in, const std::vector<uint8_t>& frontier, std::vector<uint8_t>& next,
+                  std::vector<uint8_t>& visited, std::vector<int64_t>& parent, std::vector<int64_t>& level, int64_t depth, int threads,
+                  int64_t& scout) {
+  int64_t reached = 0, edges = 0;
   const int64_t n = in.n;
-#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : reached) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : reached, edges) num_threads(threads)
   for (int64_t v = 0; v < n; v++) {
     next[v] = 0;
-    if (parent[v] >= 0) continue;
+    if (visited[v]) continue;
     for (int32_t p = in.ptr[v]; p < in.ptr[v + 1]; p++) {
       int32_t u = in.col[p];
       if (frontier[u]) {
         parent[v] = u;
+        visited[v] = 1;
         level[v] = depth;
         next[v] = 1;
         reached++;
+        edges += a.degree(v);
         break;
       }
     }
   }
+  scout = edges;
   return reached;
 }
 
@@ -63,6 +68,10 @@ BfsResult bfs(const Graph& g, int64_t source, const Options& options) {
   r.parent.assign(n, -1);
   r.level[source] = 0;
   r.parent[source] = source;
+  // Visited flags beside the parents: a byte per vertex stays in cache where the
+  // filter of a push level reads it at random.
+  std::vector<uint8_t> visited(n, 0);
+  visited[source] = 1;
 
   // The push kernel, compiled once: frontier f (vertex ids as values) times A.
   TensorBase A = csrTensor("A", a, Datatype::Bool, false);
@@ -71,7 +80,7 @@ BfsResult bfs(const Graph& g, int64_t source, const Options& options) {
   IndexVar i("i"), j("j");
   y(j) = f(i) * A(i, j);
   Assignment push = y.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel(push, "min_first", 1);
+  std::shared_ptr<Kernel> kernel = compileKernel("bfs.push", push, "min_first", 1);
 
   const Csr* in = nullptr;  // in-edges, built at the first pull level
   std::vector<int32_t> list{static_cast<int32_t>(source)};
@@ -82,7 +91,9 @@ BfsResult bfs(const Graph& g, int64_t source, const Options& options) {
   int64_t unexplored = a.nnz() - scout;  // edges not yet leaving a visited vertex
   r.edgesTraversed = scout;
   for (int64_t depth = 1; frontierSize > 0; depth++) {
-    if (!pulling && scout > unexplored / kAlpha) {
+    // Pull only for a frontier large enough not to switch back at once: a pull level
+    // costs O(n) however few vertices are left (the tail of a high-diameter graph).
+    if (!pulling && scout > unexplored / kAlpha && frontierSize >= n / kBeta) {
       if (!in) in = &g.impl().in();
       pulling = true;
       bitmap.assign(n, 0);
@@ -91,12 +102,9 @@ BfsResult bfs(const Graph& g, int64_t source, const Options& options) {
     }
     if (pulling) {
       int64_t previous = frontierSize;
-      frontierSize = pullLevel(*in, bitmap, nextBitmap, r.parent, r.level, depth, options.threads);
+      frontierSize = pullLevel(a, *in, bitmap, nextBitmap, visited, r.parent, r.level, depth, options.threads, scout);
       bitmap.swap(nextBitmap);
       r.pullSteps++;
-      scout = 0;
-      for (int64_t v = 0; v < n; v++)
-        if (bitmap[v]) scout += a.degree(v);
       unexplored -= scout;
       r.edgesTraversed += scout;
       if (frontierSize < previous && frontierSize < n / kBeta) {
@@ -121,7 +129,8 @@ BfsResult bfs(const Graph& g, int64_t source, const Options& options) {
     scout = 0;
     for (int64_t k = 0; k < found; k++) {
       int32_t v = yc[k];
-      if (r.parent[v] >= 0) continue;
+      if (visited[v]) continue;
+      visited[v] = 1;
       r.parent[v] = yv[k];
       r.level[v] = depth;
       list.push_back(v);

@@ -36,7 +36,7 @@ ComponentsResult connectedComponents(const Graph& g, const Options& options) {
   IndexVar i("i"), j("j");
   mngp(i) = S(i, j) * gp(j);
   Assignment hook = mngp.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel(hook, "min_second", threads);
+  std::shared_ptr<Kernel> kernel = compileKernel("cc.hook", hook, "min_second", threads);
 
   std::vector<int64_t> f(n);
   int64_t* gpv = static_cast<int64_t*>(gp.raw().vals);

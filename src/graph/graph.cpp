@@ -207,16 +207,25 @@ void checkThreads(const Options& o) {
 
 }  // namespace tessel::graph
 
+#include <map>
+#include <mutex>
+
 #include "tessel/kernel.h"
 
 namespace tessel::graph {
 
-std::shared_ptr<Kernel> compileKernel(Assignment& a, const std::string& semiring, int threads,
-                                      const std::string& schedule) {
+std::shared_ptr<Kernel> compileKernel(const std::string& key, Assignment& a, const std::string& semiring,
+                                      int threads, const std::string& schedule) {
+  static std::mutex mutex;
+  static std::map<std::string, std::shared_ptr<Kernel>> kernels;
   a.semiring = Semiring::byName(semiring);
+  const std::string id = key + "|" + semiring + "|" + std::to_string(threads) + "|" + schedule;
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = kernels.find(id);
+  if (it != kernels.end()) return it->second;
   Schedule s = !schedule.empty() ? parseSchedule(schedule, a)
                                  : (threads > 1 ? defaultParallelSchedule(a, threads) : Schedule{});
-  return Kernel::compile(a, s);
+  return kernels[id] = Kernel::compile(a, s);
 }
 
 }  // namespace tessel::graph

@@ -64,9 +64,12 @@ struct Assignment;
 
 namespace tessel::graph {
 
-/// Sets `a`'s semiring and compiles it once for the run of an algorithm: with
-/// `schedule` when given, else the default parallel schedule for `threads` > 1.
-std::shared_ptr<Kernel> compileKernel(Assignment& a, const std::string& semiring, int threads,
-                                      const std::string& schedule = "");
+/// Sets `a`'s semiring and returns its kernel: with `schedule` when given, else the
+/// default parallel schedule for `threads` > 1. Compiled once per process for each
+/// (`key`, semiring, threads, schedule) -- a key names one expression over fixed formats
+/// and types, which a kernel runs on any tensors of (Kernel::run) -- so repeated calls on
+/// small graphs do not pay the compiler's lowering and the JIT cache's load each time.
+std::shared_ptr<Kernel> compileKernel(const std::string& key, Assignment& a, const std::string& semiring,
+                                      int threads, const std::string& schedule = "");
 
 }  // namespace tessel::graph

@@ -27,7 +27,7 @@ PageRankResult pagerank(const Graph& g, const Options& options, double damping, 
   IndexVar i("i"), j("j");
   y(i) = AT(i, j) * x(j);
   Assignment spmv = y.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel(spmv, "plus_times", threads);
+  std::shared_ptr<Kernel> kernel = compileKernel("pagerank.spmv", spmv, "plus_times", threads);
 
   std::vector<double> invDegree(n);
   for (int64_t v = 0; v < n; v++) invDegree[v] = a.degree(v) ? 1.0 / static_cast<double>(a.degree(v)) : 0.0;
