@@ -33,6 +33,10 @@ class NegativeCycleError : public UserError {
 /// How an algorithm runs.
 struct Options {
   int threads = 1;  ///< OpenMP threads of the kernels and the C++ loops (>= 1)
+  /// Work (vertices or edges) per thread below which a step runs on fewer threads, as
+  /// GraphBLAS's chunk: a parallel region over little work costs more than it saves.
+  /// 0: every step on all `threads` (tests use it to exercise the parallel paths).
+  int64_t grain = 65536;
 };
 
 /// A graph: its adjacency matrix (row -> column edges, weights as values) and the

@@ -31,11 +31,12 @@ constexpr int64_t kBeta = 18;
 /// Marks the vertices reached in `next`; returns their number and adds their out-edges
 /// to `scout`.
 int64_t pullLevel(const Csr& a, const Csr& in, const std::vector<uint8_t>& frontier, std::vector<uint8_t>& next,
-                  std::vector<uint8_t>& visited, std::vector<int64_t>& parent, std::vector<int64_t>& level, int64_t depth, int threads,
+                  std::vector<uint8_t>& visited, std::vector<int64_t>& parent, std::vector<int64_t>& level, int64_t depth, const Options& options,
                   int64_t& scout) {
   int64_t reached = 0, edges = 0;
   const int64_t n = in.n;
-#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : reached, edges) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1024) reduction(+ : reached, edges) \
+    num_threads(threadsFor(n + in.nnz(), options))
   for (int64_t v = 0; v < n; v++) {
     next[v] = 0;
     if (visited[v]) continue;
@@ -102,7 +103,7 @@ BfsResult bfs(const Graph& g, int64_t source, const Options& options) {
     }
     if (pulling) {
       int64_t previous = frontierSize;
-      frontierSize = pullLevel(a, *in, bitmap, nextBitmap, visited, r.parent, r.level, depth, options.threads, scout);
+      frontierSize = pullLevel(a, *in, bitmap, nextBitmap, visited, r.parent, r.level, depth, options, scout);
       bitmap.swap(nextBitmap);
       r.pullSteps++;
       unexplored -= scout;

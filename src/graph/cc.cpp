@@ -27,7 +27,8 @@ ComponentsResult connectedComponents(const Graph& g, const Options& options) {
   checkThreads(options);
   const Csr& s = g.impl().sym();
   const int64_t n = s.n;
-  const int threads = options.threads;
+  const int threads = threadsFor(n, options);
+  const int spmvThreads = threadsFor(n + s.nnz(), options);
   ComponentsResult r;
   // int64 vectors: min's identity (+inf) is INT64_MAX, what an isolated vertex's mngp holds.
   TensorBase S = csrTensor("S", s, Datatype::Bool, false);
@@ -36,7 +37,7 @@ ComponentsResult connectedComponents(const Graph& g, const Options& options) {
   IndexVar i("i"), j("j");
   mngp(i) = S(i, j) * gp(j);
   Assignment hook = mngp.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel("cc.hook", hook, "min_second", threads);
+  std::shared_ptr<Kernel> kernel = compileKernel("cc.hook", hook, "min_second", options.threads);
 
   std::vector<int64_t> f(n);
   int64_t* gpv = static_cast<int64_t*>(gp.raw().vals);
@@ -45,7 +46,7 @@ ComponentsResult connectedComponents(const Graph& g, const Options& options) {
   while (changed) {
     r.iterations++;
     r.edgesTraversed += s.nnz();
-    kernel->run(hook, threads);
+    kernel->run(hook, spmvThreads);
     const int64_t* m = static_cast<const int64_t*>(mngp.raw().vals);
 #pragma omp parallel for num_threads(threads)
     for (int64_t v = 0; v < n; v++) atomicMin(&f[__atomic_load_n(&f[v], __ATOMIC_RELAXED)], m[v]);  // stochastic hooking

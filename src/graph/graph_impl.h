@@ -52,6 +52,13 @@ void setSparseCount(TensorBase& v, int64_t count);
 
 /// Throws UserError naming `what` unless 0 <= v < n.
 void checkVertex(const Graph& g, int64_t v, const char* what);
+/// Threads worth using for `work` units (vertices or edges): one per o.grain units, at
+/// least 1, at most o.threads.
+inline int threadsFor(int64_t work, const Options& o) {
+  if (o.grain <= 0) return o.threads;
+  int64_t t = work / o.grain;
+  return static_cast<int>(t < 1 ? 1 : (t > o.threads ? o.threads : t));
+}
 /// Throws UserError unless threads >= 1.
 void checkThreads(const Options& o);
 

@@ -48,7 +48,7 @@ int64_t triangleCount(const Graph& g, const Options& options) {
   std::shared_ptr<Kernel> kernel =
       compileKernel("tc.count", a, "plus_pair", options.threads,
                     options.threads > 1 ? "parallelize(i,cpu_thread,temporary)" : "");
-  kernel->run(a, options.threads);
+  kernel->run(a, threadsFor(s.nnz(), options));
   return static_cast<const int64_t*>(t.raw().vals)[0];
 }
 
