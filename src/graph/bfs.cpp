@@ -81,7 +81,7 @@ BfsResult bfs(const Graph& g, int64_t source, const Options& options) {
   IndexVar i("i"), j("j");
   y(j) = f(i) * A(i, j);
   Assignment push = y.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel("bfs.push", push, "min_first", 1);
+  std::shared_ptr<Kernel> kernel = compileKernel("bfs.push", push, Semiring::byName("min_first"), 1);
 
   const Csr* in = nullptr;  // in-edges, built at the first pull level
   std::vector<int32_t> list{static_cast<int32_t>(source)};

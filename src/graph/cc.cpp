@@ -37,7 +37,8 @@ ComponentsResult connectedComponents(const Graph& g, const Options& options) {
   IndexVar i("i"), j("j");
   mngp(i) = S(i, j) * gp(j);
   Assignment hook = mngp.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel("cc.hook", hook, "min_second", options.threads);
+  std::shared_ptr<Kernel> kernel = 
+      compileKernel("cc.hook", hook, Semiring::byName("min_second"), options.threads);
 
   std::vector<int64_t> f(n);
   int64_t* gpv = static_cast<int64_t*>(gp.raw().vals);

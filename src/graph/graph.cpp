@@ -214,12 +214,12 @@ void checkThreads(const Options& o) {
 
 namespace tessel::graph {
 
-std::shared_ptr<Kernel> compileKernel(const std::string& key, Assignment& a, const std::string& semiring,
+std::shared_ptr<Kernel> compileKernel(const std::string& key, Assignment& a, const Semiring& semiring,
                                       int threads, const std::string& schedule) {
   static std::mutex mutex;
   static std::map<std::string, std::shared_ptr<Kernel>> kernels;
-  a.semiring = Semiring::byName(semiring);
-  const std::string id = key + "|" + semiring + "|" + std::to_string(threads) + "|" + schedule;
+  a.semiring = semiring;
+  const std::string id = key + "|" + semiring.name + "|" + std::to_string(threads) + "|" + schedule;
   std::lock_guard<std::mutex> lock(mutex);
   auto it = kernels.find(id);
   if (it != kernels.end()) return it->second;

@@ -67,6 +67,7 @@ void checkThreads(const Options& o);
 namespace tessel {
 class Kernel;
 struct Assignment;
+struct Semiring;
 }  // namespace tessel
 
 namespace tessel::graph {
@@ -76,7 +77,7 @@ namespace tessel::graph {
 /// (`key`, semiring, threads, schedule) -- a key names one expression over fixed formats
 /// and types, which a kernel runs on any tensors of (Kernel::run) -- so repeated calls on
 /// small graphs do not pay the compiler's lowering and the JIT cache's load each time.
-std::shared_ptr<Kernel> compileKernel(const std::string& key, Assignment& a, const std::string& semiring,
+std::shared_ptr<Kernel> compileKernel(const std::string& key, Assignment& a, const Semiring& semiring,
                                       int threads, const std::string& schedule = "");
 
 }  // namespace tessel::graph

@@ -1,6 +1,7 @@
-// PageRank by power iteration: one compiled plus_times SpMV over the in-edges per
-// iteration, y(i) = AT(i,j) * x(j) with x(j) = rank(j) / outdegree(j); the teleport term,
-// the dangling vertices' share and the L1 change are element-wise here.
+// PageRank by power iteration: one compiled SpMV over the in-edges per iteration,
+// y(i) = AT(i,j) * x(j) with x(j) = rank(j) / outdegree(j), over plus_second (GraphBLAS's
+// PLUS_SECOND: the matrix's values are never read); the teleport term, the dangling
+// vertices' share and the L1 change are element-wise here.
 #include <omp.h>
 
 #include <cmath>
@@ -26,7 +27,8 @@ PageRankResult pagerank(const Graph& g, const Options& options, double damping, 
   IndexVar i("i"), j("j");
   y(i) = AT(i, j) * x(j);
   Assignment spmv = y.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel("pagerank.spmv", spmv, "plus_times", options.threads);
+  std::shared_ptr<Kernel> kernel = 
+      compileKernel("pagerank.spmv", spmv, Semiring::of(BinaryOp::plus(), BinaryOp::second()), options.threads);
 
   std::vector<double> invDegree(n);
   for (int64_t v = 0; v < n; v++) invDegree[v] = a.degree(v) ? 1.0 / static_cast<double>(a.degree(v)) : 0.0;

@@ -27,7 +27,7 @@ SsspResult sssp(const Graph& g, int64_t source, const Options& options) {
   IndexVar i("i"), j("j");
   y(j) = f(i) * A(i, j);
   Assignment relax = y.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel("sssp.relax", relax, "min_plus", 1);
+  std::shared_ptr<Kernel> kernel = compileKernel("sssp.relax", relax, Semiring::byName("min_plus"), 1);
 
   std::vector<int32_t> changed{static_cast<int32_t>(source)};
   while (!changed.empty()) {

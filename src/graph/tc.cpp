@@ -46,7 +46,7 @@ int64_t triangleCount(const Graph& g, const Options& options) {
   Assignment a = t.assignment();
   // Rows differ widely in cost: dynamic blocks of rows, one partial count per thread.
   std::shared_ptr<Kernel> kernel =
-      compileKernel("tc.count", a, "plus_pair", options.threads,
+      compileKernel("tc.count", a, Semiring::byName("plus_pair"), options.threads,
                     options.threads > 1 ? "parallelize(i,cpu_thread,temporary)" : "");
   kernel->run(a, threadsFor(s.nnz(), options));
   return static_cast<const int64_t*>(t.raw().vals)[0];
