@@ -6,6 +6,8 @@
 // component stays its own parent, so the final labels are the components' smallest ids.
 #include <omp.h>
 
+#include <algorithm>
+
 #include "graph/graph_impl.h"
 #include "tessel/kernel.h"
 #include "tessel/tessel.h"
@@ -49,12 +51,13 @@ ComponentsResult connectedComponents(const Graph& g, const Options& options) {
     r.edgesTraversed += s.nnz();
     kernel->run(hook, spmvThreads);
     const int64_t* m = static_cast<const int64_t*>(mngp.raw().vals);
+    // Stochastic hooking f[f[v]] = min(f[f[v]], mngp[v]), aggressive hooking and
+    // shortcutting f[v] = min(f[v], mngp[v], gp[v]), in one pass: every update is a min
+    // towards a vertex of the same component, so their order does not matter.
 #pragma omp parallel for num_threads(threads)
-    for (int64_t v = 0; v < n; v++) atomicMin(&f[__atomic_load_n(&f[v], __ATOMIC_RELAXED)], m[v]);  // stochastic hooking
-#pragma omp parallel for num_threads(threads)
-    for (int64_t v = 0; v < n; v++) {  // aggressive hooking and shortcutting
-      int64_t best = std::min(m[v], gpv[v]);
-      atomicMin(&f[v], best);
+    for (int64_t v = 0; v < n; v++) {
+      atomicMin(&f[__atomic_load_n(&f[v], __ATOMIC_RELAXED)], m[v]);
+      atomicMin(&f[v], std::min(m[v], gpv[v]));
     }
     changed = false;
 #pragma omp parallel for reduction(|| : changed) num_threads(threads)
