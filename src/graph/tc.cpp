@@ -3,11 +3,10 @@
 // triangle). Vertices are first relabelled by decreasing degree, so the lower triangle
 // of a vertex holds only neighbours of higher degree: each row of L then has at most
 // about sqrt(2m) entries and hubs cost no long merges (Cohen; the GAP benchmark's tc).
-// Nearly all the work is then in the first rows, which OpenMP's guided schedule hands to
-// one thread as its first, largest block; on several threads the order is reversed and
-// the strictly upper triangle taken instead (the same rows, mirrored), so the costly rows
-// come last, where guided blocks are smallest. On one thread the lower form is kept: it
-// measured 10-20% faster on R-MAT graphs.
+// Nearly all the work is then in the first rows (on R-MAT 17, 60% in the first 5%), so
+// threads take blocks of 16 rows from their shares and then from each other's
+// (split + parallelize: tessel_next_block), not OpenMP's guided chunks, whose first and
+// largest block would hold almost everything.
 #include <algorithm>
 #include <numeric>
 
@@ -19,14 +18,14 @@ namespace tessel::graph {
 
 namespace {
 
-/// The strictly lower (upper) triangle of `s` with vertex v renamed rank[v].
-Csr triangle(const Csr& s, const std::vector<int64_t>& rank, bool upper) {
+/// The strictly lower triangle of `s` with vertex v renamed rank[v].
+Csr lowerTriangle(const Csr& s, const std::vector<int64_t>& rank) {
   std::vector<int64_t> rows, cols;
   rows.reserve(s.col.size() / 2);
   cols.reserve(s.col.size() / 2);
   for (int64_t v = 0; v < s.n; v++)
     for (int32_t p = s.ptr[v]; p < s.ptr[v + 1]; p++)
-      if (upper ? rank[s.col[p]] > rank[v] : rank[s.col[p]] < rank[v]) {
+      if (rank[s.col[p]] < rank[v]) {
         rows.push_back(rank[v]);
         cols.push_back(rank[s.col[p]]);
       }
@@ -42,11 +41,9 @@ int64_t triangleCount(const Graph& g, const Options& options) {
   std::vector<int64_t> order(n), rank(n);
   std::iota(order.begin(), order.end(), 0);
   std::stable_sort(order.begin(), order.end(), [&](int64_t u, int64_t v) { return s.degree(u) > s.degree(v); });
-  const int threads = threadsFor(s.nnz(), options);
-  const bool mirrored = threads > 1;
-  for (int64_t k = 0; k < n; k++) rank[order[k]] = mirrored ? n - 1 - k : k;
+  for (int64_t k = 0; k < n; k++) rank[order[k]] = k;
 
-  TensorBase L = csrTensor("L", triangle(s, rank, mirrored), Datatype::Bool, false);
+  TensorBase L = csrTensor("L", lowerTriangle(s, rank), Datatype::Bool, false);
   Tensor<int64_t> t("t", {});
   IndexVar i("i"), j("j"), k("k");
   t() = L(i, j) * L(i, k) * L(j, k);
@@ -55,7 +52,7 @@ int64_t triangleCount(const Graph& g, const Options& options) {
   std::shared_ptr<Kernel> kernel =
       compileKernel("tc.count", a, Semiring::byName("plus_pair"), options.threads,
                     options.threads > 1 ? "parallelize(i,cpu_thread,temporary)" : "");
-  kernel->run(a, threads);
+  kernel->run(a, threadsFor(s.nnz(), options));
   return static_cast<const int64_t*>(t.raw().vals)[0];
 }
 
