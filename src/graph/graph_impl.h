@@ -19,7 +19,7 @@ struct Csr {
   int64_t n = 0;
   std::vector<int32_t> ptr;  // n + 1
   std::vector<int32_t> col;
-  std::vector<double> w;     // one weight per entry
+  std::vector<double> w;     // one weight per entry (empty for a pattern handed to a bool tensor)
   int64_t nnz() const { return static_cast<int64_t>(col.size()); }
   int64_t degree(int64_t v) const { return ptr[v + 1] - ptr[v]; }
 };
