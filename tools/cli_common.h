@@ -70,5 +70,6 @@ void registerInfo(CLI::App& app, Action& action);      // cmd_info.cpp
 void registerGenerate(CLI::App& app, Action& action);  // cmd_generate.cpp
 void registerPlot(CLI::App& app, Action& action);      // cmd_plot.cpp
 void registerExplain(CLI::App& app, Action& action);   // cmd_emit.cpp
+void registerGraph(CLI::App& app, Action& action);     // cmd_graph.cpp
 
 }  // namespace tessel::cli

@@ -1,0 +1,120 @@
+// Graph algorithms as sparse tensor algebra over semirings (issue 30 item 3; COMET,
+// GraphBLAS/LAGraph). A layer above the compiler: each algorithm compiles its
+// per-iteration kernels once per call with the public Kernel API and runs them every
+// iteration on new frontiers; C++ orchestrates (frontiers, convergence, direction).
+//
+//   auto g = tessel::graph::Graph::read("karate.mtx");
+//   auto levels = tessel::graph::bfs(g, 0).level;       // 0-based vertices
+//   int64_t triangles = tessel::graph::triangleCount(g, {.threads = 2});
+//
+// Graphs are read as given: directed unless the Matrix Market file is symmetric.
+// bfs, sssp and pagerank follow edges row -> column; cc and tc use the undirected graph
+// (both directions, self-loops ignored). Vertices are 0-based here (the tool prints them
+// 1-based). Duplicate edges of a file count once; sssp takes the smallest of their weights.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tessel/coo.h"
+#include "tessel/error.h"
+
+namespace tessel::graph {
+
+/// sssp found a cycle of negative total weight reachable from the source.
+class NegativeCycleError : public UserError {
+ public:
+  explicit NegativeCycleError(const std::string& msg) : UserError(msg) {}
+};
+
+/// How an algorithm runs.
+struct Options {
+  int threads = 1;  ///< OpenMP threads of the kernels and the C++ loops (>= 1)
+  /// Work (vertices or edges) per thread below which a step runs on fewer threads, as
+  /// GraphBLAS's chunk: a parallel region over little work costs more than it saves.
+  /// 0: every step on all `threads` (tests use it to exercise the parallel paths).
+  int64_t grain = 65536;
+};
+
+/// A graph: its adjacency matrix (row -> column edges, weights as values) and the
+/// derived matrices the algorithms need (transpose, undirected, lower triangle), built
+/// on first use. A handle: copies share the matrices. Not safe to use from several
+/// threads at once (its derived matrices are built lazily).
+class Graph {
+ public:
+  /// From coordinates (0-based) of a square matrix; values are edge weights.
+  /// Throws DimensionError when the matrix is not square.
+  static Graph fromCoo(const CooData& adjacency);
+  /// Read a Matrix Market file (tessel/io.h: symmetric files are expanded to both
+  /// directions, pattern files have weight 1). Throws FileError, DimensionError.
+  static Graph read(const std::string& path);
+
+  int64_t vertices() const;
+  /// Directed edges stored (duplicates merged, self-loops included).
+  int64_t edges() const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+/// Breadth-first search levels and parents.
+struct BfsResult {
+  std::vector<int64_t> level;   ///< hops from the source, -1 where unreachable
+  std::vector<int64_t> parent;  ///< a vertex one level closer with an edge to this one
+                                ///< (the source is its own parent), -1 where unreachable
+  int64_t edgesTraversed = 0;   ///< out-edges of the reached vertices (Graph500's TEPS count)
+  int pushSteps = 0;            ///< levels expanded top-down (SpMSpV)
+  int pullSteps = 0;            ///< levels expanded bottom-up (dot products, early exit)
+};
+
+/// Direction-optimizing BFS from `source` (Beamer's heuristic chooses push or pull per
+/// level). Throws UserError when the source is out of range.
+BfsResult bfs(const Graph& g, int64_t source, const Options& options = {});
+
+/// Shortest path distances.
+struct SsspResult {
+  std::vector<double> distance;  ///< +inf where unreachable
+  int64_t edgesTraversed = 0;    ///< edge relaxations
+  int rounds = 0;                ///< Bellman-Ford rounds run
+};
+
+/// Single-source shortest paths by Bellman-Ford over min_plus, relaxing only out of the
+/// vertices whose distance changed in the previous round. Negative weights are fine;
+/// throws NegativeCycleError when a negative cycle is reachable from the source.
+SsspResult sssp(const Graph& g, int64_t source, const Options& options = {});
+
+struct PageRankResult {
+  std::vector<double> rank;     ///< sums to 1
+  int iterations = 0;
+  int64_t edgesTraversed = 0;   ///< edges * iterations
+};
+
+/// PageRank as in the GAP benchmark: damping 0.85, r' = (1-d)/n + d * (A^T (r / outdeg)
+/// + (sum of the ranks of dangling vertices) / n): a vertex without out-edges spreads its
+/// rank evenly over all vertices. Iterates until the L1 change is below `tolerance`
+/// (or `maxIterations`).
+PageRankResult pagerank(const Graph& g, const Options& options = {}, double damping = 0.85,
+                        double tolerance = 1e-9, int maxIterations = 1000);
+
+struct ComponentsResult {
+  std::vector<int64_t> label;  ///< the smallest vertex of each vertex's component
+  int iterations = 0;
+  int64_t edgesTraversed = 0;
+};
+
+/// Connected components of the undirected graph (FastSV: min_second SpMV hooking and
+/// shortcutting until the grandparents stop changing).
+ComponentsResult connectedComponents(const Graph& g, const Options& options = {});
+
+/// Triangles of the undirected graph (self-loops ignored): with L the strictly lower
+/// triangle, the sum over (i,j) in L of |L(i,:) ∩ L(j,:)|, one compiled kernel
+/// t = L(i,j) * L(i,k) * L(j,k) over plus_pair after ordering vertices by degree.
+int64_t triangleCount(const Graph& g, const Options& options = {});
+
+}  // namespace tessel::graph
