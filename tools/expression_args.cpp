@@ -98,12 +98,19 @@ Assignment parseOver(const std::string& expr, const std::map<std::string, Tensor
 }
 
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule,
-                          int threads, const PassObserver& afterEachPass, const Semiring& semiring) {
+                          int threads, const PassObserver& afterEachPass, const Semiring& semiring,
+                          const MaskSpec& mask) {
   std::map<std::string, TensorBase> tensors;
   for (const auto& u : args.uses)
     tensors.emplace(u.name, TensorBase(u.name, args.typeOf(u), std::vector<int64_t>(u.order, 1),
                                        args.formatOf(u)));
   Assignment a = parseOver(expr, tensors, semiring);
+  if (mask.on) {
+    TensorBase m("mask", Datatype::Float64, std::vector<int64_t>(args.output().order, 1), mask.format);
+    a.mask = outputMask(Access(m, a.lhsNode().vars), mask.valued, mask.complement, mask.replace);
+    a.mask.form = mask.form;
+    checkAssignment(a);
+  }
   std::string code = Kernel::emitC(a, chooseSchedule(schedule, threads, a), afterEachPass);
   if (!code.empty() && code.back() != '\n') code += '\n';
   return code;

@@ -30,6 +30,10 @@ int findPatternSource(const Problem& p, bool& denseRoot) {
   int m = of.order();
   for (size_t a = 0; a < p.inputs.size(); a++) {
     const AccessInfo& in = p.inputs[a];
+    // A mask bounds the output's pattern but is not it: an entry where the expression
+    // meets no stored operand stays absent (GraphBLAS), so a BFS frontier's pattern
+    // means reached.
+    if (in.node->mask.isMask) continue;
     const Format& f = p.args[in.arg].format;
     if (f.order() < m || f.posWidth() != of.posWidth() || f.crdWidth() != of.crdWidth()) continue;
     bool same = true, root = false;
@@ -121,6 +125,7 @@ bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vec
     case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
       throw InternalError("lowering met a sum(...) node");
     case ExprKind::Access: {
+      if (n.mask.complement) return false;  // searched, not iterated: bounds nothing
       int a = p.accessIndex(&n);
       const auto& lv = p.inputs[a].levelVars;
       const Format& f = p.args[p.inputs[a].arg].format;
@@ -279,8 +284,9 @@ OutputPlan planOutput(const Problem& p) {
   // (A deferred append -- reductions after the last output level -- fits too: an entry
   // is appended only if its reduction meets a stored value.)
   std::vector<std::pair<int, int>> by;
-  // (Not with probed Bitmap operands: a skipped case would leave its row's count unwritten.)
-  bool probes = false;
+  // (Not with probed Bitmap operands or tested masks: a skipped case would leave its
+  // row's count unwritten.)
+  bool probes = p.anyMaskTested();
   for (const AccessInfo& in : p.inputs) probes = probes || anyFlagLevel(p.args[in.arg].format);
   if (upperDense && lastCompressed && !plan.scatter && !probes &&
       rowsInStorageOrder(p) && boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {

@@ -64,6 +64,17 @@ void collectAccesses(const IndexExpr& e, std::vector<const ExprNode*>& out) {
 
 }  // namespace
 
+bool Problem::maskTested(int a) const {
+  const MaskRead& m = inputs.at(a).node->mask;
+  return m.isMask && (m.valued || m.complement);
+}
+
+bool Problem::anyMaskTested() const {
+  for (size_t a = 0; a < inputs.size(); a++)
+    if (maskTested(static_cast<int>(a))) return true;
+  return false;
+}
+
 Problem analyze(const Assignment& given) {
   checkAssignment(given);
   // One loop nest sums over all its reduction variables around the whole right-hand
@@ -101,7 +112,12 @@ Problem analyze(const Assignment& given) {
     // A variable of the analysis; a run gives it the output's old arrays.
     TensorVar old(lhs.tensor.name() + "_old", lhs.tensor.datatype(), lhs.tensor.dims(), lhs.tensor.format());
     Access oldAccess(old, lhs.vars);
-    p.assignment.rhs = oldAccess + p.assignment.rhs;
+    // Masked: A_old + M*e keeps A_old where the mask is false; replace clears it.
+    if (given.mask.defined())
+      p.assignment.rhs = given.mask.replace ? maskFactor(given) * (oldAccess + p.assignment.rhs)
+                                            : oldAccess + maskFactor(given) * p.assignment.rhs;
+    else
+      p.assignment.rhs = oldAccess + p.assignment.rhs;
     p.assignment.accumulate = false;
     TensorArg snap;
     snap.tensor = old;
@@ -109,6 +125,12 @@ Problem analyze(const Assignment& given) {
     snap.snapshotOfOutput = true;
     snap.cname = cIdentifier(old.name(), used);
     p.args.push_back(snap);
+  } else if (given.mask.defined()) {
+    p.assignment.rhs = maskFactor(given) * p.assignment.rhs;  // `=`, or `+=` in place
+  }
+  if (given.mask.defined()) {
+    p.maskForm = given.mask.complement ? MaskForm::Auto : given.mask.form;
+    p.assignment.mask = OutputMask{};  // now a factor of the rhs
   }
 
   std::vector<const ExprNode*> accesses;

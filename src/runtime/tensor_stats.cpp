@@ -24,4 +24,10 @@ double boundRowSkew(const ExprNode& access) {
   return static_cast<double>(most) / static_cast<double>(r.vals_size);
 }
 
+int64_t boundStoredCount(const ExprNode& access) {
+  if (access.kind != ExprKind::Access || !access.binding) return -1;
+  const TensorBase t(access.binding);
+  return t.storedCount();
+}
+
 }  // namespace tessel

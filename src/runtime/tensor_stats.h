@@ -3,6 +3,8 @@
 // access and get a number.
 #pragma once
 
+#include <cstdint>
+
 #include "tessel/notation.h"
 
 namespace tessel {
@@ -11,5 +13,9 @@ namespace tessel {
 /// operand whose levels 0, 1 are dense over compressed); 0 for any other format, an
 /// empty tensor, or an access without storage (a bare TensorVar).
 double boundRowSkew(const ExprNode& access);
+
+/// Entries stored by the tensor bound to `access` (every slot of a dense level counts);
+/// -1 for an access without storage (a bare TensorVar).
+int64_t boundStoredCount(const ExprNode& access);
 
 }  // namespace tessel
