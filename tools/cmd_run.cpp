@@ -344,7 +344,7 @@ TensorBase loadMask(const Options& opt, const ExpressionArgs& args, const std::m
   if (coo.dims != outDims)
     throw DimensionError("--mask " + opt.mask + " holds a " + showDims(coo.dims) + " tensor but the output " +
                          out.name + " is " + showDims(outDims) + ": a mask has the output's shape");
-  TensorBase m("mask", Datatype::Float64, coo.dims, withFittingWidths(format, coo.dims, coo.nnz()));
+  TensorBase m(maskName(args), Datatype::Float64, coo.dims, withFittingWidths(format, coo.dims, coo.nnz()));
   m.setFromCoo(coo);
   times.add("read", millis(std::chrono::steady_clock::now() - t0));
   return m;

@@ -97,6 +97,12 @@ Assignment parseOver(const std::string& expr, const std::map<std::string, Tensor
   return a;
 }
 
+std::string maskName(const ExpressionArgs& args) {
+  for (std::string name : {"M", "mask", "M_mask"})
+    if (!args.byName.count(name)) return name;
+  return "the_mask";
+}
+
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule,
                           int threads, const PassObserver& afterEachPass, const Semiring& semiring,
                           const MaskSpec& mask) {
@@ -106,7 +112,7 @@ std::string generatedCode(const std::string& expr, const ExpressionArgs& args, c
                                        args.formatOf(u)));
   Assignment a = parseOver(expr, tensors, semiring);
   if (mask.on) {
-    TensorBase m("mask", Datatype::Float64, std::vector<int64_t>(args.output().order, 1), mask.format);
+    TensorBase m(maskName(args), Datatype::Float64, std::vector<int64_t>(args.output().order, 1), mask.format);
     a.mask = outputMask(Access(m, a.lhsNode().vars), mask.valued, mask.complement, mask.replace);
     a.mask.form = mask.form;
     checkAssignment(a);

@@ -54,6 +54,8 @@ struct MaskSpec {
   MaskForm form = MaskForm::Auto;
   Format format;
 };
+/// The name a --mask FILE's tensor prints with: M, unless the expression has an M.
+std::string maskName(const ExpressionArgs& args);
 /// The C code for the expression with the given schedule (-s text) or thread count;
 /// `afterEachPass`, when set, sees the program after every pass.
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule = "",

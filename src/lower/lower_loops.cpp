@@ -106,6 +106,7 @@ class LoopLowerer {
     bool probed = false;
     for (const tessel::ExprNode* n : accessesIn(e)) {
       if (local_ && local_->reads(n)) continue;
+      if (n->mask.complement) continue;  // searched whole by probeMasks
       int a = p_.accessIndex(n);
       const auto& lv = p_.inputs[a].levelVars;
       auto& st = env.in[a];
