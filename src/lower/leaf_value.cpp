@@ -41,8 +41,14 @@ Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowerin
     case ExprKind::Mul: {
       // A mask's factor selects where the product is computed; its value is no factor.
       auto isMask = [](const IndexExpr& x) { return x.kind() == ExprKind::Access && x.node().mask.isMask; };
-      if (isMask(n.a)) return value(n.b);
-      if (isMask(n.b)) return value(n.a);
+      // Where the mask is tested (valued, complemented) a term outside it is the zero,
+      // so a sum around it (`A_old + M * e`) keeps its other terms.
+      auto masked = [&](const IndexExpr& m, Expr v) {
+        auto pb = env.probed.find(p.accessIndex(m.get()));
+        return pb == env.probed.end() ? v : select(pb->second, v, zeroValue(semiring, ct));
+      };
+      if (isMask(n.a)) return masked(n.a, value(n.b));
+      if (isMask(n.b)) return masked(n.b, value(n.a));
       return applyOp(semiring.mul, value(n.a), value(n.b));
     }
     case ExprKind::Div: {

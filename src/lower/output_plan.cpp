@@ -28,12 +28,12 @@ namespace {
 int findPatternSource(const Problem& p, bool& denseRoot) {
   const Format& of = p.args[0].format;
   int m = of.order();
+  // Under a mask the output holds only the entries the mask allows: a subset of any
+  // operand's pattern, assembled, not copied.
+  for (const AccessInfo& in : p.inputs)
+    if (in.node->mask.isMask) return -1;
   for (size_t a = 0; a < p.inputs.size(); a++) {
     const AccessInfo& in = p.inputs[a];
-    // A mask bounds the output's pattern but is not it: an entry where the expression
-    // meets no stored operand stays absent (GraphBLAS), so a BFS frontier's pattern
-    // means reached.
-    if (in.node->mask.isMask) continue;
     const Format& f = p.args[in.arg].format;
     if (f.order() < m || f.posWidth() != of.posWidth() || f.crdWidth() != of.crdWidth()) continue;
     bool same = true, root = false;
