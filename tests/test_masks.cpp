@@ -96,6 +96,7 @@ TEST(Masks, SpGEMMStructuralValuedComplementedByHand) {
   for (const std::string& mf : kMaskFormats)
     for (const std::string& of : kOutFormats)
       for (MaskForm form : {MaskForm::Auto, MaskForm::Pull, MaskForm::Push}) {
+        if (mf != "ds" && form != MaskForm::Auto) continue;  // the forms on one mask format
         SCOPED_TRACE("mask " + mf + ", output " + of + ", form " + std::to_string(static_cast<int>(form)));
         Format o = Format::parse(of), m = Format::parse(mf);
         bool dense = o.isAllDense();
@@ -151,9 +152,10 @@ TEST(Masks, DenseOutputHoldsTheSemiringsZeroWhereMasked) {
 TEST(Masks, SemiringsAndTypesAgainstTheReference) {
   for (const std::string& name : {"plus_times", "min_plus", "any_pair", "plus_pair", "or_and", "max_times", "min_first",
                                   "min_second"})
-    for (Datatype type : {Datatype::Float64, Datatype::Int32, Datatype::Bool, Datatype::Int64})
-      for (const MaskKind& k : {MaskKind{}, MaskKind{true}, MaskKind{false, true}, MaskKind{true, true, true}})
-        for (bool acc : {false, true}) {
+    for (Datatype type : {Datatype::Float64, Datatype::Int32, Datatype::Bool})
+      for (const auto& [k, acc] : std::vector<std::pair<MaskKind, bool>>{
+               {MaskKind{}, false}, {MaskKind{true, false, true}, true}, {MaskKind{false, true}, false},
+               {MaskKind{true, true}, true}}) {
           Semiring s = Semiring::byName(name);
           bool logical = s.add.kind == BinaryOpKind::Or || s.mul.kind == BinaryOpKind::And;
           if (logical != (type == Datatype::Bool)) continue;
