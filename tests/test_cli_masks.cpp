@@ -107,6 +107,16 @@ TEST_F(CliMasks, TheCodeShowsTheMask) {
   EXPECT_NE(r.out.find("mask(!(M(i,j) != 0)) * (A(i,k) * B(k,j))"), std::string::npos) << r.out.substr(0, 800);
 }
 
+TEST_F(CliMasks, EmitCompilesForAMaskWithoutData) {
+  Result r = runTool(dir_, {"emit", "y(j) = x(i) * A(i,j)", "-f", "x:s", "-f", "A:ds", "-f", "y:s", "--mask",
+                            "--mask-format", "b", "--complement"});
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_NE(r.out.find("y<!M>(j) = x(i) * A(i,j)"), std::string::npos) << r.out.substr(0, 800);
+  EXPECT_NE(r.out.find("mask(!M(j)) * (x(i) * A(i,j))"), std::string::npos) << r.out.substr(0, 800);
+  expectUserError(runTool(dir_, {"emit", "y(j) = x(i) * A(i,j)", "--complement"}), {"--complement", "--mask"});
+  expectUserError(runTool(dir_, {"emit", "y(j) = x(i) * A(i,j)", "--mask", "--mask-format", "ds"}), {"--mask-format"});
+}
+
 TEST_F(CliMasks, BadMasksExitTwoWithoutOutput) {
   // A mask option without --mask.
   Result r = spgemm({"--complement"});

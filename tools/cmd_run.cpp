@@ -63,12 +63,7 @@ void checkMaskOptions(const Options& opt) {
   if (given) throw UsageError(std::string(given) + " needs --mask FILE (or --mask NAME of an input tensor)");
 }
 
-MaskForm maskFormOption(const std::string& text) {
-  if (text.empty() || text == "auto") return MaskForm::Auto;
-  if (text == "pull") return MaskForm::Pull;
-  if (text == "push") return MaskForm::Push;
-  throw UsageError("--mask-form " + text + ": expected auto, pull or push");
-}
+
 
 /// What --time and --json report: each phase's times in milliseconds (one per run for
 /// assemble and compute, one for the others; empty: the phase did not happen).

@@ -97,6 +97,29 @@ Assignment parseOver(const std::string& expr, const std::map<std::string, Tensor
   return a;
 }
 
+MaskForm maskFormOption(const std::string& text) {
+  if (text.empty() || text == "auto") return MaskForm::Auto;
+  if (text == "pull") return MaskForm::Pull;
+  if (text == "push") return MaskForm::Push;
+  throw UsageError("--mask-form " + text + ": expected auto, pull or push");
+}
+
+MaskSpec maskSpecOf(bool on, const std::string& format, bool valued, bool complement, bool replace,
+                    const std::string& form, const ExpressionArgs& args) {
+  if (!on) {
+    const char* given = complement ? "--complement" : valued ? "--mask-values" : replace ? "--replace"
+                        : !format.empty() ? "--mask-format" : !form.empty() ? "--mask-form" : nullptr;
+    if (given) throw UsageError(std::string(given) + " needs --mask");
+    return {};
+  }
+  const TensorUse& out = args.output();
+  Format f = format.empty() ? defaultFormat(out.order, false) : Format::parse(format);
+  if (f.order() != out.order)
+    throw FormatError("--mask-format '" + format + "' has " + std::to_string(f.order()) + " levels but the output " +
+                      out.name + " has order " + std::to_string(out.order));
+  return MaskSpec{true, valued, complement, replace, maskFormOption(form), f};
+}
+
 std::string maskName(const ExpressionArgs& args) {
   for (std::string name : {"M", "mask", "M_mask"})
     if (!args.byName.count(name)) return name;

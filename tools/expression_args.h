@@ -54,6 +54,12 @@ struct MaskSpec {
   MaskForm form = MaskForm::Auto;
   Format format;
 };
+/// --mask-form: auto (or empty), pull or push; UsageError otherwise.
+MaskForm maskFormOption(const std::string& text);
+/// The mask `tessel emit --mask` compiles for (`on`: --mask given; a mask option
+/// without it is a UsageError), in `format` (default: d then s).
+MaskSpec maskSpecOf(bool on, const std::string& format, bool valued, bool complement, bool replace,
+                    const std::string& form, const ExpressionArgs& args);
 /// The name a --mask FILE's tensor prints with: M, unless the expression has an M.
 std::string maskName(const ExpressionArgs& args);
 /// The C code for the expression with the given schedule (-s text) or thread count;
