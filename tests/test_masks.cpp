@@ -292,6 +292,30 @@ TEST(Masks, StagesOfInnerSumsAndSumAccumulationKeepTheMask) {
     }
 }
 
+TEST(Masks, ExplicitParallelSchedules) {
+  // Blocks of rows on 1, 2 and 4 threads, masks of every kind, both forms.
+  const Entries structural = {{{0, 0}, 7}, {{0, 2}, 2}, {{1, 1}, 12}};
+  const Entries complement = {{{0, 1}, 8}, {{1, 0}, 9}, {{2, 0}, 4}, {{2, 2}, 33}};
+  for (MaskForm form : {MaskForm::Pull, MaskForm::Push})
+    for (bool comp : {false, true})
+      for (int threads : {1, 2, 4}) {
+        SCOPED_TRACE(std::string(form == MaskForm::Pull ? "pull" : "push") + (comp ? " complemented" : "") + " on " +
+                     std::to_string(threads) + " threads");
+        TensorBase A = makeTensor("A", kA, Format::parse("ds")), B = makeTensor("B", kB, Format::parse("ds"));
+        TensorBase M = makeTensor("M", kM, Format::parse("ds"));
+        TensorBase C("C", Datatype::Float64, {3, 3}, Format::parse("ds"));
+        IndexVar i("i"), j("j"), k("k"), i0("i0"), i1("i1");
+        Assignment a = makeAssignment(C(i, j), A(i, k) * B(k, j));
+        a.mask = outputMask(M(i, j), false, comp);
+        a.mask.form = form;
+        Schedule s;
+        s.split(i, i0, i1, 1).parallelize(i0);
+        Kernel::compile(a, s)->run(a, threads);
+        EXPECT_EQ(without(stored(C), 0), comp ? complement : structural);
+        EXPECT_EQ(storageProblem(C), "");
+      }
+}
+
 TEST(Masks, BadMasksAreNamedErrors) {
   TensorVar A("A", Datatype::Float64, {3, 4}, Format::parse("ds")), C("C", Datatype::Float64, {3, 4}, Format::parse("ds"));
   TensorVar M("M", Datatype::Float64, {4, 3}, Format::parse("ds")), s("s", Datatype::Float64, {}, Format());

@@ -199,6 +199,7 @@ int runOnRanks(const Options& opt) {
   d.emit = opt.emitC;
   d.seed = opt.seed;
   if (!opt.dims.empty() || opt.json) throw UsageError(std::string(opt.json ? "--json" : "--dims") + " is not supported with -m yet");
+  if (!opt.mask.empty()) throw UsageError("--mask is not supported with -m yet (a single-node kernel only)");
   return runDistributed(d);
 }
 
