@@ -13,6 +13,7 @@
 #include "lower/leaf_value.h"
 #include "lower/level_format.h"
 #include "lower/local_temporary.h"
+#include "lower/mask_probe.h"
 #include "lower/merge_lattice.h"
 #include "lower/merge_tuner.h"
 #include "lower/output_assembly.h"
@@ -127,72 +128,6 @@ class LoopLowerer {
       }
     }
     return probed;
-  }
-
-  /// An output mask's test joins env.probed (cases outside the mask are then skipped,
-  /// in both phases): a valued mask once its access is resolved (its value nonzero); a
-  /// complemented one once its variables are bound, located in its random-access levels
-  /// and binary-searched in its sparse ones (it is never iterated).
-  void probeMasks(Env& env, const IndexExpr& e, std::vector<Stmt>& s) {
-    for (const tessel::ExprNode* n : accessesIn(e)) {
-      if (!n->mask.isMask || !(n->mask.valued || n->mask.complement)) continue;
-      int a = p_.accessIndex(n);
-      if (env.maskTested.count(a)) continue;
-      const auto& lv = p_.inputs[a].levelVars;
-      Expr in;  // where the mask, before any complement, is true
-      if (n->mask.complement) {
-        if (!std::all_of(lv.begin(), lv.end(), [&](const IndexVar& v) { return env.bound.count(v.id()) > 0; }))
-          continue;
-        in = searchMask(env, a, s);
-      } else {
-        if (env.in[a].size() < lv.size()) continue;
-        in = nonzero(a, parentOf(env, a).pos);
-      }
-      env.maskTested.insert(a);
-      Expr flag = n->mask.complement ? unary(ExprOp::Not, in) : in;
-      auto pr = env.probed.find(a);
-      env.probed[a] = pr == env.probed.end() ? flag : land(pr->second, flag);
-    }
-  }
-
-  Expr nonzero(int a, const Expr& pos) const {
-    Type d = scalar(Datatype::Float64);
-    return binary(ExprOp::Ne, cast(d, load(sym_.vals(p_.inputs[a].arg), pos)), floatImm(0, d));
-  }
-
-  /// Whether the complemented mask `a` stores the bound coordinates (and, valued, a
-  /// nonzero there): its unresolved levels located or binary-searched, each only if the
-  /// level above found its coordinate.
-  Expr searchMask(const Env& env, int a, std::vector<Stmt>& s) {
-    const auto& lv = p_.inputs[a].levelVars;
-    int arg = p_.inputs[a].arg;
-    Expr found = var(sym_.fresh("in_mask"), scalar(Datatype::Bool));
-    Expr mp = var(sym_.fresh("mask_pos"), i64());
-    s.push_back(decl(found, intImm(1, scalar(Datatype::Bool))));
-    s.push_back(decl(mp, cast(i64(), parentOf(env, a).pos)));
-    for (size_t k = env.in[a].size(); k < lv.size(); k++) {
-      const LevelFormat& lf = fmt(a, static_cast<int>(k));
-      LevelArrays arr = sym_.arrays(arg, static_cast<int>(k));
-      Expr c = env.bound.at(lv[k].id());
-      std::vector<Stmt> t;
-      if (lf.locatable()) {
-        t.push_back(assign(mp, cast(i64(), lf.locate(arr, mp, c))));
-        if (lf.hasFlagArray()) t.push_back(assign(found, lf.present(arr, mp)));
-      } else {
-        if (!lf.unique())
-          throw FormatError("the complemented mask " + p_.inputs[a].node->tensor.name() +
-                            " has a non-unique level; store it with unique levels (compressed, dense)");
-        auto [b, e] = lf.bounds(arr, ParentRef{mp, mp, add(mp, intImm(1))});
-        Expr end = var(sym_.fresh("mask_end"), i64());
-        t.push_back(decl(end, cast(i64(), e)));
-        Expr q = emitLowerBound(sym_, lf, arr, cast(i64(), b), end, c, t);
-        t.push_back(assign(found, land(lt(q, end), eq(cast(i64(), lf.coordinate(arr, q)), c))));
-        t.push_back(assign(mp, q));
-      }
-      s.push_back(ifThen(found, block(t)));
-    }
-    if (p_.inputs[a].node->mask.valued) s.push_back(ifThen(found, assign(found, nonzero(a, mp))));
-    return found;
   }
 
   int iteratedAt(const Env& env, const tessel::ExprNode* n, const IndexVar& v) const {
@@ -325,7 +260,7 @@ class LoopLowerer {
     // whole, output appends included, in the symbolic and numeric phases alike. (The
     // case's expression may depend on flags probed further out: test at every case.)
     resolveInputs(e2, q.expr, s);
-    probeMasks(e2, q.expr, s);
+    probeMasks(p_, sym_, e2, q.expr, s);
     Expr guard = e2.probed.empty() ? nullptr : presence(q.expr, e2);
     if (guard == e2.guarded) guard = nullptr;
     if (guard) e2.guarded = guard;
