@@ -247,7 +247,16 @@ TEST(Masks, PullAndPushFormsShowInTheCode) {
   std::string comp = Kernel::emitC(a);
   EXPECT_NE(comp.find("C<!M,valued>(i,j)"), std::string::npos) << comp.substr(0, 600);
   EXPECT_NE(comp.find("mask(!(M(i,j) != 0))"), std::string::npos) << comp.substr(0, 600);
-  EXPECT_NE(comp.find("in_mask"), std::string::npos);  // searched, never iterated
+  // A CSR mask's row is scattered into flags once per i, then tested per product.
+  EXPECT_NE(comp.find("M_row_flags[mask_row + (int64_t)M1_crd[mask_q]] = M_vals[mask_q] != 0.0;"), std::string::npos)
+      << comp;
+  EXPECT_EQ(comp.find("in_mask"), std::string::npos);
+  // A DCSR mask (no dense row level) is binary-searched where (i, j) is bound.
+  TensorVar S("S", Datatype::Float64, {30, 50}, Format::parse("ss"));
+  a.mask = outputMask(S(i, j), false, true);
+  std::string search = Kernel::emitC(a);
+  EXPECT_NE(search.find("in_mask"), std::string::npos) << search;
+  EXPECT_EQ(search.find("_row_flags"), std::string::npos);
 }
 
 TEST(Masks, AutoFormFollowsTheDensities) {

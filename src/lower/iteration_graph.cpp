@@ -129,8 +129,9 @@ std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose, bool outp
     soft.clear();
     levelEdges(varsOf(*p.output.node, p.args[0].format), p.args[0].format, -1, hard, soft);
     for (size_t a = 0; a < p.inputs.size(); a++) {
-      // A complemented mask is searched once its variables are bound, never iterated.
-      if (p.inputs[a].node->mask.complement) continue;
+      // A complemented mask, or one read by row, is tested once its variables are
+      // bound, never iterated.
+      if (p.inputs[a].node->mask.complement || p.maskByRow(static_cast<int>(a))) continue;
       const Format& f = p.args[p.inputs[a].arg].format;
       std::vector<Edge> h;
       levelEdges(varsOf(*p.inputs[a].node, f), f, static_cast<int>(a), h, soft);

@@ -45,7 +45,8 @@ Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowerin
       // so a sum around it (`A_old + M * e`) keeps its other terms.
       auto masked = [&](const IndexExpr& m, Expr v) {
         auto pb = env.probed.find(p.accessIndex(m.get()));
-        return pb == env.probed.end() ? v : select(pb->second, v, zeroValue(semiring, ct));
+        if (pb == env.probed.end() || pb->second == env.guarded) return v;  // (the guard tested it already)
+        return select(pb->second, v, zeroValue(semiring, ct));
       };
       if (isMask(n.a)) return masked(n.a, value(n.b));
       if (isMask(n.b)) return masked(n.b, value(n.a));

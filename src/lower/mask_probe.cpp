@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "lower/level_format.h"
+#include "lower/lower_loops.h"
 #include "lower/position_search.h"
 #include "tessel/error.h"
 
@@ -55,19 +56,82 @@ Expr searchMask(const Problem& p, Symbols& sym, const Env& env, int a, std::vect
   return found;
 }
 
+bool allBound(const Env& env, const std::vector<IndexVar>& vs) {
+  return std::all_of(vs.begin(), vs.end(), [&](const IndexVar& v) { return env.bound.count(v.id()) > 0; });
+}
+
 }  // namespace
 
-void probeMasks(const Problem& p, Symbols& sym, Env& env, const IndexExpr& e, std::vector<Stmt>& s) {
+MaskRows::MaskRows(const Problem& p, Symbols& sym, bool serial) : p_(p), sym_(sym), serial_(serial) {
+  for (size_t a = 0; a < p.inputs.size(); a++) {
+    if (!p.maskByRow(static_cast<int>(a))) continue;
+    const std::string& name = p.inputs[a].node->tensor.name();
+    flags_[static_cast<int>(a)] = var(sym.fresh(name + "_row_flags"), ptr(Datatype::Bool));
+    len_[static_cast<int>(a)] = var(sym.fresh(name + "_row_len"), i64());
+  }
+}
+
+std::vector<Stmt> MaskRows::allocate() const {
+  std::vector<Stmt> s;
+  Expr threads = serial_ ? intImm(1) : maxThreads();
+  for (const auto& [a, flags] : flags_) {
+    const auto& lv = p_.inputs[a].levelVars;
+    s.push_back(decl(len_.at(a), binary(ExprOp::Max, sym_.extent(lv.back()), intImm(1))));
+    s.push_back(decl(flags));
+    s.push_back(alloc(flags, mul(len_.at(a), threads), true));
+  }
+  return s;
+}
+
+std::vector<Stmt> MaskRows::release() const {
+  std::vector<Stmt> s;
+  for (const auto& [a, flags] : flags_) s.push_back(freeArray(flags));
+  return s;
+}
+
+void MaskRows::scatter(Env& env, const IndexExpr& e, std::vector<Stmt>& before, std::vector<Stmt>& after) const {
   for (const tessel::ExprNode* n : accessesIn(e)) {
-    if (!n->mask.isMask || !(n->mask.valued || n->mask.complement)) continue;
+    int a = p_.accessIndex(n);
+    if (!flags_.count(a) || env.maskRow.count(a)) continue;
+    const auto& lv = p_.inputs[a].levelVars;
+    std::vector<IndexVar> upper(lv.begin(), lv.end() - 1);
+    if (!allBound(env, upper) || env.bound.count(lv.back().id())) continue;
+    int arg = p_.inputs[a].arg, last = static_cast<int>(lv.size()) - 1;
+    // The row's parent position: the dense upper levels located.
+    Expr parent = intImm(0);
+    for (int k = 0; k < last; k++) parent = sym_.level(arg, k).locate(sym_.arrays(arg, k), parent, env.bound.at(lv[k].id()));
+    Expr mp = var(sym_.fresh("mask_parent"), i64()), off = var(sym_.fresh("mask_row"), i64());
+    before.push_back(decl(mp, cast(i64(), parent)));
+    // This thread's row (one per thread; 0 outside a parallel region, or in a serial kernel).
+    before.push_back(decl(off, serial_ ? intImm(0) : mul(threadNum(), len_.at(a))));
+    const LevelFormat& lf = sym_.level(arg, last);
+    LevelArrays arr = sym_.arrays(arg, last);
+    auto [b, end] = lf.bounds(arr, ParentRef{mp, mp, add(mp, intImm(1))});
+    Expr q = var(sym_.fresh("mask_q"), i64());
+    Expr slot = add(off, cast(i64(), lf.coordinate(arr, q)));
+    Expr on = n->mask.valued ? nonzero(p_, sym_, a, q) : intImm(1, scalar(Datatype::Bool));
+    before.push_back(forRange(q, cast(i64(), b), cast(i64(), end), store(flags_.at(a), slot, on)));
+    after.push_back(forRange(q, cast(i64(), b), cast(i64(), end), store(flags_.at(a), slot, intImm(0, scalar(Datatype::Bool)))));
+    env.maskRow[a] = off;
+  }
+}
+
+Expr MaskRows::test(const Env& env, int a) const {
+  const auto& lv = p_.inputs[a].levelVars;
+  return load(flags_.at(a), add(env.maskRow.at(a), env.bound.at(lv.back().id())));
+}
+
+void probeMasks(const Problem& p, Symbols& sym, const MaskRows& rows, Env& env, const IndexExpr& e,
+                std::vector<Stmt>& s) {
+  for (const tessel::ExprNode* n : accessesIn(e)) {
+    if (!n->mask.isMask) continue;
     int a = p.accessIndex(n);
-    if (env.maskTested.count(a)) continue;
+    if (!p.maskTested(a) || env.maskTested.count(a)) continue;
     const auto& lv = p.inputs[a].levelVars;
     Expr in;  // where the mask, before any complement, is true
-    if (n->mask.complement) {
-      if (!std::all_of(lv.begin(), lv.end(), [&](const IndexVar& v) { return env.bound.count(v.id()) > 0; }))
-        continue;
-      in = searchMask(p, sym, env, a, s);
+    if (n->mask.complement || p.maskByRow(a)) {
+      if (!allBound(env, lv)) continue;
+      in = env.maskRow.count(a) ? rows.test(env, a) : searchMask(p, sym, env, a, s);
     } else {
       if (env.in[a].size() < lv.size()) continue;
       in = nonzero(p, sym, a, resolvedPos(env, a));

@@ -125,8 +125,8 @@ bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vec
     case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
       throw InternalError("lowering met a sum(...) node");
     case ExprKind::Access: {
-      if (n.mask.complement) return false;  // searched, not iterated: bounds nothing
       int a = p.accessIndex(&n);
+      if (n.mask.complement || p.maskByRow(a)) return false;  // tested, not iterated: bounds nothing
       const auto& lv = p.inputs[a].levelVars;
       const Format& f = p.args[p.inputs[a].arg].format;
       for (size_t k = 0; k < lv.size(); k++) {

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <set>
 
+#include "format/level_format.h"
 #include "notation/reductions.h"
 #include "tessel/error.h"
 
@@ -64,9 +65,20 @@ void collectAccesses(const IndexExpr& e, std::vector<const ExprNode*>& out) {
 
 }  // namespace
 
+bool Problem::maskByRow(int a) const {
+  const MaskRead& m = inputs.at(a).node->mask;
+  if (!m.isMask || !(m.complement || maskForm == MaskForm::Push)) return false;
+  const Format& f = args[inputs[a].arg].format;
+  int last = f.order() - 1;
+  for (int k = 0; k < last; k++)
+    if (!levelFormat(f, k).locatable() || levelFormat(f, k).hasFlagArray()) return false;
+  const tessel::LevelFormat& lf = levelFormat(f, last);
+  return !lf.locatable() && lf.hasPosArray() && lf.hasCrdArray() && lf.unique();
+}
+
 bool Problem::maskTested(int a) const {
   const MaskRead& m = inputs.at(a).node->mask;
-  return m.isMask && (m.valued || m.complement);
+  return m.isMask && (m.valued || m.complement || maskByRow(a));
 }
 
 bool Problem::anyMaskTested() const {

@@ -47,8 +47,13 @@ struct Problem {
   /// Position of v in the loop order.
   int depthOf(const IndexVar& v) const;
   bool isOutputVar(const IndexVar& v) const;
-  /// Input access a is a mask's factor whose presence is tested at run time (valued or
-  /// complemented): its cases may be skipped, as those of a Bitmap operand.
+  /// Input access a is a mask read through a dense row of flags (MaskRows): a
+  /// complemented mask, or a mask of the push form, stored with dense upper levels over
+  /// a compressed last one (CSR, a sparse vector). It is never iterated: the row of the
+  /// mask under the bound upper coordinates is scattered once, then tested per entry.
+  bool maskByRow(int a) const;
+  /// Input access a is a mask's factor whose presence is tested at run time (valued,
+  /// complemented or read by row): its cases may be skipped, as those of a Bitmap operand.
   bool maskTested(int a) const;
   /// Some input access is maskTested.
   bool anyMaskTested() const;
