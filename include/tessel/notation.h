@@ -206,18 +206,20 @@ enum class MaskForm {
 /// The mask has the output's shape, any type and format; it may be an operand too
 /// (triangle counting `C<L>(i,j) = L(i,k) * L(k,j)`) but not the output.
 /// The kernel does only the work the mask allows: a mask is intersected with the
-/// iteration space; a complemented one is tested (located or binary-searched) where the
-/// output's coordinates are bound, before the expression's value is computed.
+/// iteration space (pull); in the push form, and when complemented, it is tested where
+/// the output's coordinates are bound, before the expression's value is computed: in a
+/// row of flags scattered once per row (a mask stored as dense levels over a compressed
+/// one: CSR, a sparse vector), else located (dense, bitmap) or binary-searched (DCSR).
 struct OutputMask {
   IndexExpr access;         ///< M accessed by the output's variables, e.g. M(i,j); undefined: no mask
   bool valued = false;      ///< test values (nonzero), not just stored entries
   bool complement = false;  ///< `C<!M>`
   bool replace = false;     ///< `+=` only: clear the output where the mask is false
   /// With a reduction (masked SpGEMM): dot products over the mask's entries (Pull) or
-  /// Gustavson's row-wise form intersected with the mask (Push). Auto picks Pull when
-  /// nnz(M) * (nnz(A)/rows(A) + nnz(B)/cols(B)) < flops + nnz(A) * nnz(M)/rows(M),
-  /// with flops = nnz(A) * nnz(B) / rows(B) (see driver/mask_form.cpp). A complemented
-  /// mask always pushes.
+  /// Gustavson's row-wise form testing each product in the mask's row (Push). Auto
+  /// picks Pull when nnz(M) * (nnz(A)/rows(A) + nnz(B)/cols(B)) < flops + 2 nnz(M),
+  /// flops = nnz(A) * nnz(B) / rows(B), for a CSR mask (see src/driver/mask_form.h); a
+  /// complemented mask is never iterated (its form is the formats' choice).
   MaskForm form = MaskForm::Auto;
 
   bool defined() const { return access.defined(); }

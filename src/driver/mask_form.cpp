@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "format/level_format.h"
 #include "runtime/tensor_stats.h"
 
 namespace tessel::driver {
@@ -18,6 +19,16 @@ double extentOver(const ExprNode& n, const std::vector<IndexVar>& vars) {
     for (const IndexVar& v : vars)
       if (n.vars[m] == v) e *= static_cast<double>(n.tensor.dim(static_cast<int>(m)));
   return e;
+}
+
+/// Dense upper levels over a compressed last one (what Problem::maskByRow reads by row).
+bool scatteredByRow(const Format& f) {
+  int last = f.order() - 1;
+  if (last < 0) return false;
+  for (int k = 0; k < last; k++)
+    if (!levelFormat(f, k).locatable() || levelFormat(f, k).hasFlagArray()) return false;
+  const tessel::LevelFormat& lf = levelFormat(f, last);
+  return !lf.locatable() && lf.hasPosArray() && lf.unique();
 }
 
 }  // namespace
@@ -54,7 +65,11 @@ MaskForm chooseMaskForm(const Assignment& a) {
   double upperExtent = 1;
   for (const IndexVar& v : upper) upperExtent *= static_cast<double>(extentOf(a, v));
   double fiberM = m / upperExtent;
-  double push = flops + (fiberB > 0 ? flops / fiberB * fiberM : 0);
+  // A CSR-like mask is scattered into a row of flags (set and cleared: 2 nnz(M)), any
+  // other is merged with each row of the last operand.
+  double push = flops + (scatteredByRow(k.access.node().tensor.format()) ? 2 * m
+                         : fiberB > 0                                     ? flops / fiberB * fiberM
+                                                                          : 0);
   return pull < push ? MaskForm::Pull : MaskForm::Push;
 }
 
