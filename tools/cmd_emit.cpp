@@ -25,7 +25,16 @@ struct EmitOptions {
   bool passes = false;
   bool kernelOnly = false;
   std::string semiring = "plus_times";
+  bool mask = false, maskValues = false, complement = false, replace = false;  // --mask ...
+  std::string maskFormat, maskForm;
 };
+
+/// The C code for the options (the mask, if any, without data).
+std::string codeFor(const EmitOptions& opt, const PassObserver& observe) {
+  ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats, opt.types);
+  MaskSpec spec = maskSpecOf(opt.mask, opt.maskFormat, opt.maskValues, opt.complement, opt.replace, opt.maskForm, args);
+  return generatedCode(opt.expr, args, opt.schedule, opt.threads, observe, semiringOption(opt.semiring), spec);
+}
 
 /// The kernel functions of generated C (from the first `int tessel_...(` at the start of
 /// a line), without the runtime helpers before them.
@@ -55,8 +64,7 @@ std::vector<std::string> linesWith(const std::string& text, const std::string& p
 int explain(const EmitOptions& opt) {
   std::vector<std::pair<std::string, std::string>> passes;
   PassObserver keep = [&](const std::string& pass, const std::string& text) { passes.emplace_back(pass, text); };
-  std::string code = generatedCode(opt.expr, parseExpressionArgs(opt.expr, opt.formats, opt.types), opt.schedule,
-                                   opt.threads, keep, semiringOption(opt.semiring));
+  std::string code = codeFor(opt, keep);
   auto pass = [&](const std::string& name) -> std::string {
     for (const auto& [n, t] : passes)
       if (n.rfind("after " + name, 0) == 0) return t;
@@ -120,6 +128,12 @@ void addCompileOptions(CLI::App* cmd, EmitOptions& opt) {
   cmd->add_option("--threads", opt.threads, "Thread count whose default parallel schedule to use (as for run)")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--semiring", opt.semiring, kSemiringHelp)->type_name("NAME");
+  cmd->add_flag("--mask", opt.mask, "Compile with an output mask M of the output's shape (C<M> = e; no data read)");
+  cmd->add_option("--mask-format", opt.maskFormat, "Format of the mask (default: d then s)")->type_name("LEVELS[:ORDER]");
+  cmd->add_flag("--mask-values", opt.maskValues, "A valued mask (true where M stores a nonzero)");
+  cmd->add_flag("--complement", opt.complement, "Complement the mask (C<!M>)");
+  cmd->add_flag("--replace", opt.replace, "With +=: clear the output where the mask is false");
+  cmd->add_option("--mask-form", opt.maskForm, "A masked product's form: pull, push or auto")->type_name("auto|pull|push");
 }
 }  // namespace
 
@@ -154,8 +168,7 @@ void registerEmit(CLI::App& app, Action& action) {
           if (!out.empty() && out.back() != '\n') out += '\n';
           std::fwrite(out.data(), 1, out.size(), stdout);
         };
-      std::string code = generatedCode(opt->expr, parseExpressionArgs(opt->expr, opt->formats, opt->types), opt->schedule,
-                                       opt->threads, print, semiringOption(opt->semiring));
+      std::string code = codeFor(*opt, print);
       if (opt->passes) return 0;  // the C was the last pass
       if (opt->kernelOnly) code = kernelOnly(code);
       std::fwrite(code.data(), 1, code.size(), stdout);

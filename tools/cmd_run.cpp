@@ -3,6 +3,8 @@
 //   tessel run "<expr>" [-f NAME:LEVELS[:ORDER]]... [-i NAME:FILE]... [-g NAME:KIND:ARGS]...
 //                       [-o NAME:FILE] [-s SCHEDULE] [--threads N] [--emit-c] [--time[=REPS]]
 //                       [--check] [--seed N] [--semiring NAME] [--dims NAME:D1,D2,...] [--json]
+//                       [--mask FILE|NAME [--mask-format LEVELS[:ORDER]] [--mask-values] [--complement]
+//                        [--replace] [--mask-form auto|pull|push]]
 //
 // --check exits 4 when the result differs from the reference evaluator.
 #include <algorithm>
@@ -45,7 +47,23 @@ struct Options {
   bool commStats = false;               // --comm-stats
   std::vector<std::string> dims;        // --dims NAME:D1,D2,...
   bool json = false;                    // --json
+  std::string mask;                     // --mask FILE, or the name of an input tensor
+  std::string maskFormat;               // --mask-format LEVELS[:ORDER]
+  bool maskValues = false;              // --mask-values
+  bool complement = false;              // --complement
+  bool replace = false;                 // --replace
+  std::string maskForm;                 // --mask-form auto|pull|push
 };
+
+/// The mask options without --mask: a usage error naming the first one given.
+void checkMaskOptions(const Options& opt) {
+  if (!opt.mask.empty()) return;
+  const char* given = opt.complement ? "--complement" : opt.maskValues ? "--mask-values" : opt.replace ? "--replace"
+                      : !opt.maskFormat.empty() ? "--mask-format" : !opt.maskForm.empty() ? "--mask-form" : nullptr;
+  if (given) throw UsageError(std::string(given) + " needs --mask FILE (or --mask NAME of an input tensor)");
+}
+
+
 
 /// What --time and --json report: each phase's times in milliseconds (one per run for
 /// assemble and compute, one for the others; empty: the phase did not happen).
@@ -164,6 +182,7 @@ int runOnRanks(const Options& opt) {
   d.seed = opt.seed;
   d.json = opt.json;
   d.dims = parseDims(opt, parseExpressionArgs(opt.expr, opt.formats, opt.types));
+  if (!opt.mask.empty()) throw UsageError("--mask is not supported with -m yet (a single-node kernel only)");
   return runDistributed(d);
 }
 
@@ -269,6 +288,47 @@ std::map<std::string, TensorBase> loadInputs(const Options& opt, const Expressio
   return tensors;
 }
 
+/// --mask-format, else the mask's default: an input tensor's own format, or the input
+/// default (dense, then compressed) of the output's order.
+Format maskFormatOf(const Options& opt, const ExpressionArgs& args) {
+  const TensorUse& out = args.output();
+  if (opt.maskFormat.empty()) {
+    auto in = args.byName.find(opt.mask);
+    return in != args.byName.end() && !in->second.isOutput ? args.formatOf(in->second) : defaultFormat(out.order, false);
+  }
+  Format f = Format::parse(opt.maskFormat);
+  if (f.order() != out.order)
+    throw FormatError("--mask-format '" + opt.maskFormat + "' has " + std::to_string(f.order()) +
+                      " levels but the output " + out.name + " has order " + std::to_string(out.order));
+  return f;
+}
+
+/// --mask: an input tensor of the expression by name, or a file read as float64 in the
+/// mask's format; it must have the output's shape.
+TensorBase loadMask(const Options& opt, const ExpressionArgs& args, const std::map<std::string, TensorBase>& tensors,
+                    const std::vector<int64_t>& outDims, PhaseTimes& times) {
+  const TensorUse& out = args.output();
+  Format format = maskFormatOf(opt, args);
+  if (auto in = args.byName.find(opt.mask); in != args.byName.end()) {
+    if (in->second.isOutput) throw UsageError("--mask " + opt.mask + ": the output cannot be its own mask");
+    const TensorBase& t = tensors.at(opt.mask);
+    if (t.dims() != outDims)
+      throw DimensionError("--mask " + opt.mask + " is " + showDims(t.dims()) + " but the output " + out.name + " is " +
+                           showDims(outDims) + ": a mask has the output's shape");
+    return t.format() == format ? t : t.convert(withFittingWidths(format, t.dims(), t.storedCount()), opt.mask);
+  }
+  auto t0 = std::chrono::steady_clock::now();
+  CooData coo = readTensorFile(opt.mask).data;
+  matrixAsVector(coo, out);
+  if (coo.dims != outDims)
+    throw DimensionError("--mask " + opt.mask + " holds a " + showDims(coo.dims) + " tensor but the output " +
+                         out.name + " is " + showDims(outDims) + ": a mask has the output's shape");
+  TensorBase m(maskName(args), Datatype::Float64, coo.dims, withFittingWidths(format, coo.dims, coo.nnz()));
+  m.setFromCoo(coo);
+  times.add("read", millis(std::chrono::steady_clock::now() - t0));
+  return m;
+}
+
 /// A kernel's bound() check failed: name the bound and the variable's actual extent
 /// (from the dims of the tensors it indexes).
 void explainBrokenBound(const ScheduleError& e, const Schedule& schedule, const Assignment& a) {
@@ -369,11 +429,15 @@ int runCommand(const Options& opt) {
   if (!opt.distributions.empty() || opt.commStats)
     throw UsageError(std::string(opt.commStats ? "--comm-stats" : "-d") + " needs a machine: give -m (e.g. -m 2x2) and start with mpirun");
   Semiring semiring = semiringOption(opt.semiring);
+  checkMaskOptions(opt);
+  maskFormOption(opt.maskForm);
   ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats, opt.types);
   Sources sources = parseSources(opt, args);
   std::optional<std::string> outPath = parseOutputPath(opt, args);
   if (opt.emitC) {
-    std::string code = generatedCode(opt.expr, args, opt.schedule, opt.threads, {}, semiring);
+    MaskSpec spec{!opt.mask.empty(), opt.maskValues, opt.complement, opt.replace, maskFormOption(opt.maskForm),
+                  maskFormatOf(opt, args)};
+    std::string code = generatedCode(opt.expr, args, opt.schedule, opt.threads, {}, semiring, spec);
     std::fwrite(code.data(), 1, code.size(), stdout);
     return 0;
   }
@@ -394,6 +458,12 @@ int runCommand(const Options& opt) {
   tensors.insert_or_assign(out.name, output);
 
   Assignment a = parseOver(opt.expr, tensors, semiring);
+  if (!opt.mask.empty()) {
+    a.mask = outputMask(Access(loadMask(opt, args, tensors, outDims, times), a.lhsNode().vars), opt.maskValues,
+                        opt.complement, opt.replace);
+    a.mask.form = maskFormOption(opt.maskForm);
+    checkAssignment(a);
+  }
   CooData expected;
   std::optional<CooData> magnitude;
   double referenceMs = 0;
@@ -497,6 +567,21 @@ void registerRun(CLI::App& app, Action& action) {
                   "before all loops, precompute(expr,t,j) inside the loop over j")
       ->type_name("COMMANDS");
   run->add_option("--semiring", opt->semiring, kSemiringHelp)->type_name("NAME");
+  run->add_option("--mask", opt->mask,
+                  "Output mask (GraphBLAS's C<M>): the output is written only where M stores an entry. FILE "
+                  "(.mtx/.tns, the output's shape) or the NAME of an input tensor of the expression. With =, the "
+                  "output is absent (dense: the semiring's zero) where the mask is false; with +=, it keeps its old "
+                  "values there (see --replace)")
+      ->type_name("FILE|NAME");
+  run->add_option("--mask-format", opt->maskFormat, "Format of a --mask FILE (default: d then s, e.g. ds)")
+      ->type_name("LEVELS[:ORDER]");
+  run->add_flag("--mask-values", opt->maskValues, "The mask is true where M stores a nonzero (valued), not wherever it stores an entry");
+  run->add_flag("--complement", opt->complement, "Complement the mask (C<!M>): write only where the mask is false");
+  run->add_flag("--replace", opt->replace, "With +=: remove the output's entries where the mask is false (= always does)");
+  run->add_option("--mask-form", opt->maskForm,
+                  "A masked product's form: pull (a dot product per mask entry), push (Gustavson's rows, kept "
+                  "where the mask allows) or auto (default: from the operands' and the mask's non-zeros)")
+      ->type_name("auto|pull|push");
   CLI::Option* threads = run->add_option("--threads", opt->threads,
                   "Threads for parallel loops (default: OMP_NUM_THREADS, else 1). Without -s, more than one thread picks a "
                   "parallel schedule: blocks of output rows, or an even split of non-zeros for skewed rows")

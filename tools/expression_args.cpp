@@ -97,13 +97,49 @@ Assignment parseOver(const std::string& expr, const std::map<std::string, Tensor
   return a;
 }
 
+MaskForm maskFormOption(const std::string& text) {
+  if (text.empty() || text == "auto") return MaskForm::Auto;
+  if (text == "pull") return MaskForm::Pull;
+  if (text == "push") return MaskForm::Push;
+  throw UsageError("--mask-form " + text + ": expected auto, pull or push");
+}
+
+MaskSpec maskSpecOf(bool on, const std::string& format, bool valued, bool complement, bool replace,
+                    const std::string& form, const ExpressionArgs& args) {
+  if (!on) {
+    const char* given = complement ? "--complement" : valued ? "--mask-values" : replace ? "--replace"
+                        : !format.empty() ? "--mask-format" : !form.empty() ? "--mask-form" : nullptr;
+    if (given) throw UsageError(std::string(given) + " needs --mask");
+    return {};
+  }
+  const TensorUse& out = args.output();
+  Format f = format.empty() ? defaultFormat(out.order, false) : Format::parse(format);
+  if (f.order() != out.order)
+    throw FormatError("--mask-format '" + format + "' has " + std::to_string(f.order()) + " levels but the output " +
+                      out.name + " has order " + std::to_string(out.order));
+  return MaskSpec{true, valued, complement, replace, maskFormOption(form), f};
+}
+
+std::string maskName(const ExpressionArgs& args) {
+  for (std::string name : {"M", "mask", "M_mask"})
+    if (!args.byName.count(name)) return name;
+  return "the_mask";
+}
+
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule,
-                          int threads, const PassObserver& afterEachPass, const Semiring& semiring) {
+                          int threads, const PassObserver& afterEachPass, const Semiring& semiring,
+                          const MaskSpec& mask) {
   std::map<std::string, TensorBase> tensors;
   for (const auto& u : args.uses)
     tensors.emplace(u.name, TensorBase(u.name, args.typeOf(u), std::vector<int64_t>(u.order, 1),
                                        args.formatOf(u)));
   Assignment a = parseOver(expr, tensors, semiring);
+  if (mask.on) {
+    TensorBase m(maskName(args), Datatype::Float64, std::vector<int64_t>(args.output().order, 1), mask.format);
+    a.mask = outputMask(Access(m, a.lhsNode().vars), mask.valued, mask.complement, mask.replace);
+    a.mask.form = mask.form;
+    checkAssignment(a);
+  }
   std::string code = Kernel::emitC(a, chooseSchedule(schedule, threads, a).schedule, afterEachPass);
   if (!code.empty() && code.back() != '\n') code += '\n';
   return code;

@@ -47,11 +47,26 @@ Semiring semiringOption(const std::string& name);
 Assignment parseOver(const std::string& expr, const std::map<std::string, TensorBase>& tensors,
                      const Semiring& semiring);
 
+/// The output mask `tessel run --emit-c` and `tessel emit` compile for (no data needed).
+struct MaskSpec {
+  bool on = false;
+  bool valued = false, complement = false, replace = false;
+  MaskForm form = MaskForm::Auto;
+  Format format;
+};
+/// --mask-form: auto (or empty), pull or push; UsageError otherwise.
+MaskForm maskFormOption(const std::string& text);
+/// The mask `tessel emit --mask` compiles for (`on`: --mask given; a mask option
+/// without it is a UsageError), in `format` (default: d then s).
+MaskSpec maskSpecOf(bool on, const std::string& format, bool valued, bool complement, bool replace,
+                    const std::string& form, const ExpressionArgs& args);
+/// The name a --mask FILE's tensor prints with: M, unless the expression has an M.
+std::string maskName(const ExpressionArgs& args);
 /// The C code for the expression with the given schedule (-s text) or thread count;
 /// `afterEachPass`, when set, sees the program after every pass.
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule = "",
                           int threads = 1, const PassObserver& afterEachPass = {},
-                          const Semiring& semiring = Semiring::plusTimes());
+                          const Semiring& semiring = Semiring::plusTimes(), const MaskSpec& mask = {});
 /// Help text of --semiring (run and emit).
 extern const char* const kSemiringHelp;
 

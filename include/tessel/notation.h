@@ -141,8 +141,18 @@ class Access : public IndexExpr {
 /// over an expression recurse, so building or parsing a deeper one throws NotationError.
 inline constexpr int kMaxExpressionDepth = 1000;
 
+/// How an access reads its tensor when it is an output mask's factor (the compiler's
+/// form of `C<M> = e`, built by analysis from Assignment::mask; never by users). The
+/// access then selects coordinates, and its value is never a factor of the product.
+struct MaskRead {
+  bool isMask = false;      ///< this access is a mask, not an operand
+  bool valued = false;      ///< true where stored and nonzero (else: where stored)
+  bool complement = false;  ///< true where the mask is false
+};
+
 struct ExprNode {
   ExprKind kind;
+  MaskRead mask;  ///< Access: set when the access is an output mask's factor
   int depth = 1;  ///< 1 + the depth of the deepest operand (at most kMaxExpressionDepth)
   // Access
   TensorVar tensor;
@@ -177,6 +187,49 @@ Access TensorVar::operator()(const V&... vars) const {
 /// rewrites that rebuild accesses.
 IndexExpr accessLike(const ExprNode& n, std::vector<IndexVar> vars);
 
+/// Which form a masked assignment with a reduction runs in (see OutputMask::form).
+enum class MaskForm {
+  Auto,  ///< chosen by Kernel::compile from the bound tensors' non-zeros
+  Pull,  ///< iterate the mask's coordinates first, reduce each entry (dot products)
+  Push   ///< iterate the operands (Gustavson), keep only products the mask allows
+};
+
+/// An output mask, GraphBLAS's `C<M> = e` (`C<!M>`, `C<M,replace> += e`): the output
+/// is written only where the mask is true.
+///  - structural (valued = false): true where M stores an entry (a stored zero included;
+///    every coordinate of a dense level is stored); valued: where M stores a nonzero;
+///  - complement: true where that is false;
+///  - `=`: where the mask is false the output has no entry (a dense output holds the
+///    semiring's zero there), whatever `replace` says: tessel's `=` replaces the output;
+///  - `+=`: where the mask is true the output is old + e; where it is false the old
+///    value stays (merge), or, with replace, the entry is removed (zero when dense).
+/// The mask has the output's shape, any type and format; it may be an operand too
+/// (triangle counting `C<L>(i,j) = L(i,k) * L(k,j)`) but not the output.
+/// The kernel does only the work the mask allows: a mask is intersected with the
+/// iteration space (pull); in the push form, and when complemented, it is tested where
+/// the output's coordinates are bound, before the expression's value is computed: in a
+/// row of flags scattered once per row (a mask stored as dense levels over a compressed
+/// one: CSR, a sparse vector), else located (dense, bitmap) or binary-searched (DCSR).
+struct OutputMask {
+  IndexExpr access;         ///< M accessed by the output's variables, e.g. M(i,j); undefined: no mask
+  bool valued = false;      ///< test values (nonzero), not just stored entries
+  bool complement = false;  ///< `C<!M>`
+  bool replace = false;     ///< `+=` only: clear the output where the mask is false
+  /// With a reduction (masked SpGEMM): dot products over the mask's entries (Pull) or
+  /// Gustavson's row-wise form testing each product in the mask's row (Push). Auto
+  /// picks Pull when nnz(M) * (nnz(A)/rows(A) + nnz(B)/cols(B)) < flops + 2 nnz(M),
+  /// flops = nnz(A) * nnz(B) / rows(B), for a CSR mask (see src/driver/mask_form.h); a
+  /// complemented mask is never iterated (its form is the formats' choice).
+  MaskForm form = MaskForm::Auto;
+
+  bool defined() const { return access.defined(); }
+  /// "M", "!M", with ",valued" / ",replace": what goes between `<` and `>`.
+  std::string str() const;
+};
+
+/// A mask of an access of M (a Tensor's or a TensorVar's): `outputMask(M(i,j))`.
+OutputMask outputMask(const Access& m, bool valued = false, bool complement = false, bool replace = false);
+
 /// lhs = rhs, or lhs += rhs when accumulate, over a semiring: `*` is the semiring's
 /// mul, `+`, `+=` and every reduction its add (see tessel/operators.h). Built from
 /// TensorVars it compiles (Kernel::emitC) but cannot run: Kernel::run needs every
@@ -186,10 +239,15 @@ struct Assignment {
   IndexExpr rhs;
   bool accumulate = false;
   Semiring semiring = Semiring::plusTimes();
+  OutputMask mask;  ///< none unless defined (see OutputMask)
 
   const ExprNode& lhsNode() const { return lhs.node(); }
   std::string str() const;
 };
+
+/// The mask's factor for the right-hand side: an access of the mask's tensor by the
+/// output's variables, flagged (ExprNode::mask) as a mask read. Needs a.mask.defined().
+IndexExpr maskFactor(const Assignment& a);
 
 /// Variables of the assignment: free (in the lhs, in lhs order) then reduction
 /// (rhs only, in order of first appearance; summed explicitly or implicitly).

@@ -11,6 +11,8 @@
 // lhs; `sum(v, e)` sums e over every value of v where it is written. So
 // a(i) = B(i,j)*c(j) + d(i) is sum_j B(i,j)c(j) + d(i). lhs variables absent from a term
 // broadcast. `+=` adds to the output's current values.
+// An output mask (Assignment::mask, OutputMask) is applied to the unmasked result: entries
+// where the mask is false are dropped; `+=` keeps the old ones there unless it replaces.
 // Semirings (Assignment::semiring, tessel/operators.h): `*` is the semiring's mul, and
 // `+`, `+=` and every sum its add, with the same supports. An absent entry is the
 // semiring's zero (add's identity): min_plus's y(i) = A(i,j) * x(j) is the min over

@@ -62,7 +62,8 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
   std::vector<IndexExpr> factors;
   factorsOf(a.rhs, factors);
   std::optional<lower::Problem> p;
-  if (a.rhs.defined() && !a.accumulate && factors.size() >= 3 && a.lhsNode().tensor.format().isAllDense()) {
+  if (a.rhs.defined() && !a.accumulate && !a.mask.defined() && factors.size() >= 3 &&
+      a.lhsNode().tensor.format().isAllDense()) {
     try {
       p = lower::analyze(a);
     } catch (const UserError&) {

@@ -2,6 +2,7 @@
 // and the StagePlanner a compiled kernel's runs split their assignments with.
 #include <chrono>
 
+#include "driver/mask_form.h"
 #include "driver/pipeline.h"
 #include "driver/stages.h"
 #include "runtime/kernel_stages.h"
@@ -22,15 +23,18 @@ KernelSlots slotsFrom(const std::vector<lower::TensorArg>& args) {
 /// Splits and analyzes a run's assignment with the code that compiled the kernel.
 class DriverPlanner final : public StagePlanner {
  public:
-  explicit DriverPlanner(Schedule schedule) : schedule_(std::move(schedule)) {}
+  DriverPlanner(Schedule schedule, MaskForm form) : schedule_(std::move(schedule)), form_(form) {}
   RunStages split(const Assignment& a, const std::vector<TensorVar>& kept) const override {
-    driver::Stages st = driver::splitStages(a, schedule_, &kept);
+    Assignment same = a;  // a run's mask takes the form compiled for, whatever its data
+    if (same.mask.defined()) same.mask.form = form_;
+    driver::Stages st = driver::splitStages(same, schedule_, &kept);
     return RunStages{std::move(st.assignments), std::move(st.temporaries)};
   }
   KernelSlots slotsOf(const Assignment& stage) const override { return slotsFrom(lower::analyze(stage).args); }
 
  private:
   Schedule schedule_;  // as compiled: a run splits its assignment the same way
+  MaskForm form_;
 };
 
 }  // namespace
@@ -38,7 +42,7 @@ class DriverPlanner final : public StagePlanner {
 std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) {
   // Of several stages (sums inside the expression), the one with the most loops.
   std::vector<IndexVar> best;
-  for (const Assignment& x : driver::splitStages(a, {}).assignments) {
+  for (const Assignment& x : driver::splitStages(driver::withMaskForm(a), {}).assignments) {
     std::vector<IndexVar> order = lower::analyze(x).order;
     if (order.size() > best.size() || best.empty()) best = std::move(order);
   }
@@ -51,17 +55,18 @@ std::string Kernel::emitC(const Assignment& a, const Schedule& schedule, const P
   driver::PipelineOptions opt;
   opt.until = driver::PipelineOptions::Until::Source;
   opt.observe = afterEachPass;
-  return driver::compilePipeline(a, schedule, opt).source;
+  return driver::compilePipeline(driver::withMaskForm(a), schedule, opt).source;
 }
 
-std::shared_ptr<Kernel> Kernel::compile(const Assignment& a, const Schedule& schedule, const JitOptions& jit) {
+std::shared_ptr<Kernel> Kernel::compile(const Assignment& given, const Schedule& schedule, const JitOptions& jit) {
   auto t0 = std::chrono::steady_clock::now();
+  const Assignment a = driver::withMaskForm(given);
   driver::PipelineOptions opt;
   opt.jit = jit;
   driver::CompiledStages compiled = driver::compilePipeline(a, schedule, opt);
   std::shared_ptr<Kernel> k(new Kernel());
   k->impl_ = std::make_unique<Impl>();
-  k->impl_->planner = std::make_shared<DriverPlanner>(schedule);
+  k->impl_->planner = std::make_shared<DriverPlanner>(schedule, a.mask.form);
   for (driver::CompiledStage& cs : compiled.stages) {
     Stage st;
     st.args = slotsFrom(cs.lowered.problem.args);

@@ -61,8 +61,11 @@ Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vec
   const TensorVar& out = lhs.tensor;
   // The temporary takes A's name: a schedule's error about the sum's output then names A.
   TensorVar partial = temporaryLike(kept, st.temporaries.size(), out.name(), out.datatype(), out.dims(), out.format());
-  Assignment sum{Access(partial, lhs.vars), rest.rhs, false, rest.semiring};
-  Assignment add{accessLike(lhs, lhs.vars), Access(partial, lhs.vars), true, rest.semiring};
+  // Masked, the sum is computed only where the mask is true (T<M> = e), then added in
+  // under the user's mask (merge or replace).
+  Assignment sum{Access(partial, lhs.vars), rest.rhs, false, rest.semiring, rest.mask};
+  sum.mask.replace = false;
+  Assignment add{accessLike(lhs, lhs.vars), Access(partial, lhs.vars), true, rest.semiring, rest.mask};
   addStage(sum, own, "the sum into a temporary, " + sum.str());
   addStage(add, defaultParallelSchedule(add, 2), "adding it in, " + rest.lhs.str() + " += (the sum)");
   st.temporaries.push_back(partial);

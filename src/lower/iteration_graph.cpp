@@ -129,14 +129,29 @@ std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose, bool outp
     soft.clear();
     levelEdges(varsOf(*p.output.node, p.args[0].format), p.args[0].format, -1, hard, soft);
     for (size_t a = 0; a < p.inputs.size(); a++) {
+      // A complemented mask, or one read by row, is tested once its variables are
+      // bound, never iterated.
+      if (p.inputs[a].node->mask.complement || p.maskByRow(static_cast<int>(a))) continue;
       const Format& f = p.args[p.inputs[a].arg].format;
       std::vector<Edge> h;
       levelEdges(varsOf(*p.inputs[a].node, f), f, static_cast<int>(a), h, soft);
       if (skip == -2 || (skip >= 0 && skip != static_cast<int>(a))) hard.insert(hard.end(), h.begin(), h.end());
     }
-    if (!allLevelsInsert(p.args[0].format))
-      for (auto& o : p.output.node->vars)
+    const auto& ovars = p.output.node->vars;
+    if (p.maskForm == MaskForm::Pull) {  // a masked reduction by dot products
+      for (auto& o : ovars)
+        for (auto& r : reds) hard.push_back({o, r, -1});
+    } else if (p.maskForm == MaskForm::Push && !ovars.empty()) {
+      // Gustavson: the output's last level after the reductions, its others before.
+      std::vector<IndexVar> lv = varsOf(*p.output.node, p.args[0].format);
+      for (auto& r : reds) {
+        hard.push_back({r, lv.back(), -1});
+        for (size_t o = 0; o + 1 < lv.size(); o++) hard.push_back({lv[o], r, -1});
+      }
+    } else if (!allLevelsInsert(p.args[0].format)) {
+      for (auto& o : ovars)
         for (auto& r : reds) (outputVarsFirst ? hard : soft).push_back({o, r, -1});
+    }
   };
 
   std::vector<Edge> hard, soft;

@@ -18,6 +18,7 @@ Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowerin
     case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
       throw InternalError("lowering met a sum(...) node");
     case ExprKind::Access: {
+      if (n.mask.isMask) throw InternalError("a mask's value was read as an operand");
       if (local && local->reads(&n)) return local->element(env);
       int a = p.accessIndex(&n);
       Expr pos = env.in[a].empty() ? intImm(0) : env.in[a].back().pos;
@@ -37,7 +38,20 @@ Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowerin
     case ExprKind::Neg: return unary(ExprOp::Neg, value(n.a));
     case ExprKind::Add: return applyOp(semiring.add, value(n.a), value(n.b));
     case ExprKind::Sub: return sub(value(n.a), value(n.b));
-    case ExprKind::Mul: return applyOp(semiring.mul, value(n.a), value(n.b));
+    case ExprKind::Mul: {
+      // A mask's factor selects where the product is computed; its value is no factor.
+      auto isMask = [](const IndexExpr& x) { return x.kind() == ExprKind::Access && x.node().mask.isMask; };
+      // Where the mask is tested (valued, complemented) a term outside it is the zero,
+      // so a sum around it (`A_old + M * e`) keeps its other terms.
+      auto masked = [&](const IndexExpr& m, Expr v) {
+        auto pb = env.probed.find(p.accessIndex(m.get()));
+        if (pb == env.probed.end() || pb->second == env.guarded) return v;  // (the guard tested it already)
+        return select(pb->second, v, zeroValue(semiring, ct));
+      };
+      if (isMask(n.a)) return masked(n.a, value(n.b));
+      if (isMask(n.b)) return masked(n.b, value(n.a));
+      return applyOp(semiring.mul, value(n.a), value(n.b));
+    }
     case ExprKind::Div: {
       bool fp = ct == Datatype::Float32 || ct == Datatype::Float64;
       return binary(fp ? ExprOp::Div : ExprOp::IDiv, value(n.a), value(n.b));

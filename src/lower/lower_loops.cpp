@@ -13,6 +13,7 @@
 #include "lower/leaf_value.h"
 #include "lower/level_format.h"
 #include "lower/local_temporary.h"
+#include "lower/mask_probe.h"
 #include "lower/merge_lattice.h"
 #include "lower/merge_tuner.h"
 #include "lower/output_assembly.h"
@@ -75,7 +76,10 @@ class LoopLowerer {
     for (auto& st : out_.functionPrologue(phase_)) s.push_back(st);
     if (local_)
       for (auto& st : local_->allocate()) s.push_back(st);
+    for (auto& st : maskRows_.allocate()) s.push_back(st);
     out_.resolve(env, phase_, s);
+    std::vector<Stmt> afterRows;  // a vector mask is scattered once, before every loop
+    if (!(phase_ == Phase::Symbolic && plan_.growRows)) maskRows_.scatter(env, p_.assignment.rhs, s, afterRows);
     if (!(phase_ == Phase::Symbolic && plan_.growRows)) {  // (assembly only allocates)
       Stmt loops = threadCopies(descend(nest_.stmt.get(), p_.assignment.rhs, env));
       for (auto& st : streamFlags_) s.push_back(st);
@@ -85,6 +89,7 @@ class LoopLowerer {
       for (auto& st : tuner_.finish(tuned)) s.push_back(st);
     }
     if (local_) s.push_back(local_->release());
+    for (auto& st : maskRows_.release()) s.push_back(st);
     for (auto& st : out_.functionEpilogue(phase_)) s.push_back(st);
     return block(s);
   }
@@ -106,6 +111,7 @@ class LoopLowerer {
     bool probed = false;
     for (const tessel::ExprNode* n : accessesIn(e)) {
       if (local_ && local_->reads(n)) continue;
+      if (n->mask.complement || p_.maskByRow(p_.accessIndex(n))) continue;  // tested whole by probeMasks
       int a = p_.accessIndex(n);
       const auto& lv = p_.inputs[a].levelVars;
       auto& st = env.in[a];
@@ -131,6 +137,7 @@ class LoopLowerer {
   int iteratedAt(const Env& env, const tessel::ExprNode* n, const IndexVar& v) const {
     if (local_ && local_->reads(n)) return -1;  // the temporary is dense: read, never iterated
     int a = p_.accessIndex(n);
+    if (n->mask.complement || p_.maskByRow(a)) return -1;  // tested where its variables are bound
     const auto& lv = p_.inputs[a].levelVars;
     size_t k = env.in[a].size();
     if (k < lv.size() && lv[k] == v && !fmt(a, static_cast<int>(k)).locatable()) return a;
@@ -257,6 +264,9 @@ class LoopLowerer {
     // whole, output appends included, in the symbolic and numeric phases alike. (The
     // case's expression may depend on flags probed further out: test at every case.)
     resolveInputs(e2, q.expr, s);
+    std::vector<Stmt> afterRow;  // a mask's row, scattered for the loops below, cleared after them
+    maskRows_.scatter(e2, q.expr, s, afterRow);
+    probeMasks(p_, sym_, maskRows_, e2, q.expr, s);
     Expr guard = e2.probed.empty() ? nullptr : presence(q.expr, e2);
     if (guard == e2.guarded) guard = nullptr;
     if (guard) e2.guarded = guard;
@@ -276,6 +286,7 @@ class LoopLowerer {
     }
     if (guard) s.push_back(ifThen(guard, block(body)));
     else s.insert(s.end(), body.begin(), body.end());
+    s.insert(s.end(), afterRow.begin(), afterRow.end());
     if (e2.localProducer) return block(s);
     out_.closeRow(env, e2, phase_, s);
     return block(s);
@@ -824,6 +835,7 @@ class LoopLowerer {
   int depthLimit_;
   std::optional<LocalTemporaryLowering> local_;  ///< precompute(e, t, at), numeric phase
   MergeTuner tuner_{sym_};
+  MaskRows maskRows_{p_, sym_, pp_.loop < 0};  ///< masks read by row (Problem::maskByRow)
   Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
   std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
   static constexpr int64_t kPrefetchAhead = 1024;        ///< positions: 8 KB of doubles, 4 KB of int32

@@ -28,6 +28,10 @@ namespace {
 int findPatternSource(const Problem& p, bool& denseRoot) {
   const Format& of = p.args[0].format;
   int m = of.order();
+  // Under a mask the output holds only the entries the mask allows: a subset of any
+  // operand's pattern, assembled, not copied.
+  for (const AccessInfo& in : p.inputs)
+    if (in.node->mask.isMask) return -1;
   for (size_t a = 0; a < p.inputs.size(); a++) {
     const AccessInfo& in = p.inputs[a];
     const Format& f = p.args[in.arg].format;
@@ -122,6 +126,7 @@ bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vec
       throw InternalError("lowering met a sum(...) node");
     case ExprKind::Access: {
       int a = p.accessIndex(&n);
+      if (n.mask.complement || p.maskByRow(a)) return false;  // tested, not iterated: bounds nothing
       const auto& lv = p.inputs[a].levelVars;
       const Format& f = p.args[p.inputs[a].arg].format;
       for (size_t k = 0; k < lv.size(); k++) {
@@ -279,8 +284,9 @@ OutputPlan planOutput(const Problem& p) {
   // (A deferred append -- reductions after the last output level -- fits too: an entry
   // is appended only if its reduction meets a stored value.)
   std::vector<std::pair<int, int>> by;
-  // (Not with probed Bitmap operands: a skipped case would leave its row's count unwritten.)
-  bool probes = false;
+  // (Not with probed Bitmap operands or tested masks: a skipped case would leave its
+  // row's count unwritten.)
+  bool probes = p.anyMaskTested();
   for (const AccessInfo& in : p.inputs) probes = probes || anyFlagLevel(p.args[in.arg].format);
   if (upperDense && lastCompressed && !plan.scatter && !probes &&
       rowsInStorageOrder(p) && boundedBy(p, p.assignment.rhs, ovars[m - 1], by)) {

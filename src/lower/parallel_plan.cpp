@@ -34,7 +34,8 @@ bool rowsHaveOffsets(const Problem& p, const OutputPlan& plan) {
 /// blocks of fused rows, which would skip empty rows), and each of its variables runs
 /// over its whole extent: every operand indexed by it is dense there.
 bool assignsEveryEntry(const Problem& p, const OutputPlan& plan) {
-  return plan.kind == OutputKind::Dense && !plan.scatter && !sparseAtOutputVars(p);
+  // A tested mask (valued, complemented) skips entries: they must hold the zero.
+  return plan.kind == OutputKind::Dense && !plan.scatter && !sparseAtOutputVars(p) && !p.anyMaskTested();
 }
 
 /// See OutputPlan::zeroSlices. Only blocks of the first level's variable v enclose the
@@ -44,6 +45,7 @@ bool assignsEveryEntry(const Problem& p, const OutputPlan& plan) {
 bool zeroesSlicesInCompute(const Problem& p, const OutputPlan& plan, const LoopNest& nest) {
   const auto& ov = p.output.levelVars;
   if (plan.kind != OutputKind::Dense || plan.inPlace || plan.assignsAll || ov.empty()) return false;
+  if (p.anyMaskTested()) return false;  // a slice is zeroed inside the mask's test: skipped ones never
   const int first = nest.coordLoopOf(ov[0]);
   if (first < 0) return false;
   for (int d = 0; d < first; d++)

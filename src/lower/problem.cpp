@@ -7,6 +7,7 @@
 #include <cctype>
 #include <set>
 
+#include "format/level_format.h"
 #include "notation/reductions.h"
 #include "tessel/error.h"
 
@@ -64,6 +65,28 @@ void collectAccesses(const IndexExpr& e, std::vector<const ExprNode*>& out) {
 
 }  // namespace
 
+bool Problem::maskByRow(int a) const {
+  const MaskRead& m = inputs.at(a).node->mask;
+  if (!m.isMask || !(m.complement || maskForm == MaskForm::Push)) return false;
+  const Format& f = args[inputs[a].arg].format;
+  int last = f.order() - 1;
+  for (int k = 0; k < last; k++)
+    if (!levelFormat(f, k).locatable() || levelFormat(f, k).hasFlagArray()) return false;
+  const tessel::LevelFormat& lf = levelFormat(f, last);
+  return !lf.locatable() && lf.hasPosArray() && lf.hasCrdArray() && lf.unique();
+}
+
+bool Problem::maskTested(int a) const {
+  const MaskRead& m = inputs.at(a).node->mask;
+  return m.isMask && (m.valued || m.complement || maskByRow(a));
+}
+
+bool Problem::anyMaskTested() const {
+  for (size_t a = 0; a < inputs.size(); a++)
+    if (maskTested(static_cast<int>(a))) return true;
+  return false;
+}
+
 Problem analyze(const Assignment& given) {
   checkAssignment(given);
   // One loop nest sums over all its reduction variables around the whole right-hand
@@ -101,7 +124,12 @@ Problem analyze(const Assignment& given) {
     // A variable of the analysis; a run gives it the output's old arrays.
     TensorVar old(lhs.tensor.name() + "_old", lhs.tensor.datatype(), lhs.tensor.dims(), lhs.tensor.format());
     Access oldAccess(old, lhs.vars);
-    p.assignment.rhs = oldAccess + p.assignment.rhs;
+    // Masked: A_old + M*e keeps A_old where the mask is false; replace clears it.
+    if (given.mask.defined())
+      p.assignment.rhs = given.mask.replace ? maskFactor(given) * (oldAccess + p.assignment.rhs)
+                                            : oldAccess + maskFactor(given) * p.assignment.rhs;
+    else
+      p.assignment.rhs = oldAccess + p.assignment.rhs;
     p.assignment.accumulate = false;
     TensorArg snap;
     snap.tensor = old;
@@ -109,6 +137,12 @@ Problem analyze(const Assignment& given) {
     snap.snapshotOfOutput = true;
     snap.cname = cIdentifier(old.name(), used);
     p.args.push_back(snap);
+  } else if (given.mask.defined()) {
+    p.assignment.rhs = maskFactor(given) * p.assignment.rhs;  // `=`, or `+=` in place
+  }
+  if (given.mask.defined()) {
+    p.maskForm = given.mask.complement ? MaskForm::Auto : given.mask.form;
+    p.assignment.mask = OutputMask{};  // now a factor of the rhs
   }
 
   std::vector<const ExprNode*> accesses;

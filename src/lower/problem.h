@@ -37,17 +37,33 @@ struct Problem {
   std::vector<AccessInfo> inputs;  ///< rhs accesses, left to right
   std::vector<IndexVar> order;     ///< loop order, outermost first
   std::vector<std::string> notes;  ///< decisions worth telling the user (auto-transpose)
+  /// A masked assignment with a reduction: Pull puts the output's variables before the
+  /// reductions, Push the reductions before the output's last level (Gustavson); Auto
+  /// (unresolved, as without data) lets the formats decide. See OutputMask::form.
+  MaskForm maskForm = MaskForm::Auto;
 
   const AccessInfo& accessOf(const ExprNode* n) const;
   int accessIndex(const ExprNode* n) const;
   /// Position of v in the loop order.
   int depthOf(const IndexVar& v) const;
   bool isOutputVar(const IndexVar& v) const;
+  /// Input access a is a mask read through a dense row of flags (MaskRows): a
+  /// complemented mask, or a mask of the push form, stored with dense upper levels over
+  /// a compressed last one (CSR, a sparse vector). It is never iterated: the row of the
+  /// mask under the bound upper coordinates is scattered once, then tested per entry.
+  bool maskByRow(int a) const;
+  /// Input access a is a mask's factor whose presence is tested at run time (valued,
+  /// complemented or read by row): its cases may be skipped, as those of a Bitmap operand.
+  bool maskTested(int a) const;
+  /// Some input access is maskTested.
+  bool anyMaskTested() const;
   Datatype outputType() const { return args[0].tensor.datatype(); }
 };
 
 /// Build the problem: check the assignment, make argument slots, choose the loop
-/// order (iteration graph) — transposing an input when formats conflict.
+/// order (iteration graph) — transposing an input when formats conflict. An output
+/// mask becomes a factor of the right-hand side (maskFactor): M * e for `=`,
+/// A_old + M * e for `+=`, M * (A_old + e) for `+=` with replace.
 Problem analyze(const Assignment& a);
 
 /// Loop order respecting every access's mode order (hard: levels without random

@@ -39,6 +39,10 @@ struct Env {
   /// (Bitmap); an absent entry is zero, and a leaf none of whose terms is present is skipped.
   std::map<int, ir::Expr> probed;
   ir::Expr guarded;  ///< the presence test enclosing this point (not repeated inside)
+  std::set<int> maskTested;  ///< input accesses of masks whose test is in `probed` already
+  /// Masks read by row (Problem::maskByRow): the offset of the scattered row in the
+  /// flags of access a (MaskRows), once its upper coordinates are bound.
+  std::map<int, ir::Expr> maskRow;
   /// Per input access: a variable already holding its value (zero where absent; the
   /// branching variant of a merged union loads it while advancing).
   std::map<int, ir::Expr> loaded;

@@ -77,7 +77,7 @@ int precedence(const ExprNode& n) {
   return 4;
 }
 
-std::string accessText(const ExprNode& n) {
+std::string plainAccessText(const ExprNode& n) {
   std::string s = n.tensor.defined() ? n.tensor.name() : std::string("<undefined>");
   if (n.vars.empty()) return s;  // a scalar prints as its name
   s += '(';
@@ -87,6 +87,14 @@ std::string accessText(const ExprNode& n) {
   }
   s += ')';
   return s;
+}
+
+// A mask's factor prints as what it tests: mask(M(i,j)), mask(!(M(i,j) != 0)).
+std::string accessText(const ExprNode& n) {
+  if (!n.mask.isMask) return plainAccessText(n);
+  std::string t = plainAccessText(n);
+  if (n.mask.valued) t = n.mask.complement ? "(" + t + " != 0)" : t + " != 0";
+  return "mask(" + std::string(n.mask.complement ? "!" : "") + t + ")";
 }
 
 std::string exprText(const ExprNode& n) {
@@ -249,13 +257,81 @@ const TensorVar& Access::tensorVar() const { return node().tensor; }
 const std::vector<IndexVar>& Access::vars() const { return node().vars; }
 
 IndexExpr accessLike(const ExprNode& n, std::vector<IndexVar> vars) {
-  return IndexExpr(accessNode(n.tensor, n.binding, std::move(vars)));
+  auto node = std::make_shared<ExprNode>(*accessNode(n.tensor, n.binding, std::move(vars)));
+  node->mask = n.mask;  // a rebuilt mask factor stays one
+  return IndexExpr(std::shared_ptr<const ExprNode>(std::move(node)));
 }
+
+// ---------------------------------------------------------------- masks
+
+std::string OutputMask::str() const {
+  if (!defined()) return "";
+  std::string s = (complement ? "!" : "") + access.node().tensor.name();
+  if (valued) s += ",valued";
+  if (replace) s += ",replace";
+  return s;
+}
+
+OutputMask outputMask(const Access& m, bool valued, bool complement, bool replace) {
+  OutputMask k;
+  k.access = m;
+  k.valued = valued;
+  k.complement = complement;
+  k.replace = replace;
+  return k;
+}
+
+IndexExpr maskFactor(const Assignment& a) {
+  if (!a.mask.defined()) throw InternalError("maskFactor of an assignment without a mask");
+  const ExprNode& m = a.mask.access.node();
+  auto node = std::make_shared<ExprNode>(*accessNode(m.tensor, m.binding, a.lhsNode().vars));
+  node->mask = MaskRead{true, a.mask.valued, a.mask.complement};
+  return IndexExpr(std::shared_ptr<const ExprNode>(std::move(node)));
+}
+
+namespace {
+
+/// The mask has the output's shape, is accessed by the output's variables, is not the
+/// output, and the output is not a scalar.
+void checkMask(const Assignment& a) {
+  const OutputMask& k = a.mask;
+  if (!k.defined()) {
+    if (k.complement || k.valued || k.replace)
+      throw NotationError("a mask option (complement, valued or replace) is given without a mask");
+    return;
+  }
+  const ExprNode& out = a.lhsNode();
+  if (k.access.kind() != ExprKind::Access) throw NotationError("the mask of " + a.lhs.str() + " is not a tensor access");
+  const ExprNode& m = k.access.node();
+  if (!m.tensor.defined()) throw NotationError("the mask of " + a.lhs.str() + " accesses an undefined tensor");
+  if (out.vars.empty()) throw NotationError("the scalar output " + out.tensor.name() + " cannot have a mask");
+  if (m.tensor == out.tensor)
+    throw NotationError("the mask " + m.tensor.name() + " is the output itself (not supported)");
+  if (m.tensor.dims() != out.tensor.dims()) {
+    auto dimsText = [](const std::vector<int64_t>& d) {
+      std::string s;
+      for (size_t x = 0; x < d.size(); x++) s += (x ? "x" : "") + std::to_string(d[x]);
+      return s.empty() ? std::string("a scalar") : s;
+    };
+    throw DimensionError("the mask " + m.tensor.name() + " is " + dimsText(m.tensor.dims()) + " but the output " +
+                         out.tensor.name() + " is " + dimsText(out.tensor.dims()) + ": a mask has the output's shape");
+  }
+  if (m.vars != out.vars)
+    throw NotationError("the mask " + plainAccessText(m) + " must be accessed by the output's variables, as in " +
+                        plainAccessText(out));
+}
+
+}  // namespace
 
 // ---------------------------------------------------------------- Assignment
 
 std::string Assignment::str() const {
   std::string l = lhs.str();
+  if (mask.defined() && lhs.defined()) {  // C<M>(i,j): the mask between the name and the variables
+    const ExprNode& n = lhs.node();
+    std::string name = n.tensor.defined() ? n.tensor.name() : std::string("<undefined>");
+    l = name + "<" + mask.str() + ">" + l.substr(std::min(name.size(), l.size()));
+  }
   std::string r = rhs.str();
   return l + (accumulate ? " += " : " = ") + r;
 }
@@ -272,7 +348,9 @@ std::vector<IndexVar> reductionVars(const Assignment& a) {
 }
 
 bool accumulatesInPlace(const Assignment& a) {
-  return a.accumulate && a.lhs.defined() && a.lhsNode().tensor.format().isAllDense();
+  // A replacing mask clears entries of the old output: A = M * (A_old + e), not in place.
+  return a.accumulate && a.lhs.defined() && a.lhsNode().tensor.format().isAllDense() &&
+         !(a.mask.defined() && a.mask.replace);
 }
 
 bool accumulatesSum(const Assignment& a) {
@@ -371,6 +449,7 @@ void checkAssignment(const Assignment& a) {
       }
     }
   checkSums(a);
+  checkMask(a);
 }
 
 int64_t extentOf(const Assignment& a, const IndexVar& v) {

@@ -121,10 +121,25 @@ class Evaluator {
     Relation r = reorder(extend(evalTerms(a_.rhs), outVars), outVars);
     std::map<Coords, T> out = std::move(r.rows);
 
+    // An output mask (OutputMask) selects from the unmasked result: the expression's
+    // entries where the mask is true; the old values of `+=` where it is true, and
+    // where it is false too unless the mask replaces.
+    std::map<Coords, T> mask;
+    auto allowed = [&](const Coords& c) {
+      auto it = mask.find(c);
+      bool on = it != mask.end() && (!a_.mask.valued || it->second != T(0));
+      return on != a_.mask.complement;
+    };
+    if (a_.mask.defined()) {
+      mask = accessRelation(a_.mask.access.node()).rows;  // keyed like the output (same variables)
+      for (auto it = out.begin(); it != out.end();) it = allowed(it->first) ? std::next(it) : out.erase(it);
+    }
+
     // `+=` adds the output's current values.
     if (a_.accumulate) {
       Relation cur = accessRelation(lhs);
-      for (const auto& [c, v] : cur.rows) addTo(out, c, v);
+      for (const auto& [c, v] : cur.rows)
+        if (!a_.mask.defined() || !a_.mask.replace || allowed(c)) addTo(out, c, v);
     }
 
     CooData result;

@@ -30,6 +30,7 @@ RunBindings RunBindings::of(const Assignment& a) {
   RunBindings b;
   collect(a.lhs, b, a);
   collect(a.rhs, b, a);
+  if (a.mask.defined()) collect(a.mask.access, b, a);  // the mask's storage, read by its factor
   return b;
 }
 

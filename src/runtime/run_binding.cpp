@@ -54,6 +54,9 @@ void walkAssignment(const Assignment& a, Sink& sink) {
   sink.word(static_cast<uint64_t>(a.semiring.add.kind) * 8 + static_cast<uint64_t>(a.semiring.mul.kind));
   walkExpr(a.lhs, sink);
   walkExpr(a.rhs, sink);
+  const OutputMask& m = a.mask;  // a mask's variable and kind change the slots
+  sink.word(m.defined() ? 1 + (m.valued ? 2 : 0) + (m.complement ? 4 : 0) + (m.replace ? 8 : 0) : 0);
+  if (m.defined()) walkExpr(m.access, sink);
 }
 
 struct Recorder {
@@ -79,6 +82,7 @@ SlotPlan planSlots(const Assignment& a, const KernelSlots& compiled, const Stage
   // Every input slot's variable is accessed in `a` (a transposed input has two slots,
   // its own format's and the one the kernel reads: both are filled from its storage).
   std::vector<const ExprNode*> accesses = rhsAccesses(a);
+  if (a.mask.defined()) accesses.push_back(a.mask.access.get());
   for (const KernelSlot& slot : args) {
     if (slot.isOutput || slot.snapshotOfOutput) continue;
     bool found = false;

@@ -41,4 +41,10 @@ std::vector<int64_t> boundLevelPositions(const ExprNode& access) {
   return out;
 }
 
+int64_t boundStoredCount(const ExprNode& access) {
+  if (access.kind != ExprKind::Access || !access.binding) return -1;
+  const TensorBase t(access.binding);
+  return t.storedCount();
+}
+
 }  // namespace tessel

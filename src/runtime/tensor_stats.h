@@ -20,4 +20,8 @@ double boundRowSkew(const ExprNode& access);
 /// empty for an access without storage.
 std::vector<int64_t> boundLevelPositions(const ExprNode& access);
 
+/// Entries stored by the tensor bound to `access` (every slot of a dense level counts);
+/// -1 for an access without storage (a bare TensorVar).
+int64_t boundStoredCount(const ExprNode& access);
+
 }  // namespace tessel

@@ -168,7 +168,7 @@ Located locate(const Assignment& a, const ScheduleCommand& c) {
   if (!c.expr.defined()) fail(c, "no expression to precompute");
   Located l;
   l.rhs = explicitReductions(a);
-  if (!Finder(c.expr, explicitReductions(Assignment{a.lhs, withVarsOf(c.expr, a), false, a.semiring})).find(l.rhs, false, l.where))
+  if (!Finder(c.expr, explicitReductions(Assignment{a.lhs, withVarsOf(c.expr, a), false, a.semiring, {}})).find(l.rhs, false, l.where))
     fail(c, "'" + c.expr.str() + "' is not part of the right-hand side " + a.rhs.str() +
                 " (a sub-expression as printed, or some of the factors of a product)");
   l.expr = occurrenceExpr(l.rhs, l.where);
@@ -229,8 +229,8 @@ std::pair<Assignment, Assignment> splitPrecompute(
   Access t(temporary(spec), l.outside);
   IndexExpr produced = l.expr;
   for (auto v = l.moved.rbegin(); v != l.moved.rend(); ++v) produced = sum(*v, produced);
-  return {Assignment{t, produced, false, a.semiring},
-          Assignment{a.lhs, replaceAt(l.rhs, l.where, 0, t, l.moved), a.accumulate, a.semiring}};
+  return {Assignment{t, produced, false, a.semiring, {}},
+          Assignment{a.lhs, replaceAt(l.rhs, l.where, 0, t, l.moved), a.accumulate, a.semiring, a.mask}};
 }
 
 }  // namespace tessel

@@ -22,11 +22,13 @@ class Splitter {
       : a_(a), temporary_(temporary), taken_(taken.begin(), taken.end()) {
     taken_.insert(a.lhsNode().tensor.name());
     for (const ExprNode* n : rhsAccesses(a)) taken_.insert(n->tensor.name());
+    if (a.mask.defined()) taken_.insert(a.mask.access.node().tensor.name());
   }
 
   std::vector<Assignment> run() {
     std::vector<Assignment> out;
     place(a_.lhs, loopNestForm(a_), a_.accumulate, out);
+    out.back().mask = a_.mask;  // the last stage writes the output; the temporaries are unmasked
     return out;
   }
 
@@ -36,7 +38,7 @@ class Splitter {
     RootReduction root = rootReduction(rhs);
     IndexExpr body = hoist(root.body, out);
     for (auto v = root.vars.rbegin(); v != root.vars.rend(); ++v) body = sum(*v, body);
-    out.push_back(Assignment{lhs, body, accumulate, a_.semiring});
+    out.push_back(Assignment{lhs, body, accumulate, a_.semiring, {}});
   }
 
   /// e with every Sum node replaced by a temporary that earlier stages fill.
