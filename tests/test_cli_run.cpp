@@ -280,6 +280,20 @@ TEST_F(CliRun, TypesFromTheCommandLine) {
   expectUserError(run({"emit", "y(i) = A(i,j) * x(j)", "-t", "A:bool", "-t", "A:int32"}), {"-t given twice"});
   EXPECT_NE(run({"emit", "y(i) = A(i,j) * x(j)", "-t", "A:float32", "-t", "y:float32"}).out.find("float"),
             std::string::npos);
+  // min over an empty row of an int32 output: int32's "infinity", INT32_MAX (the int64
+  // identity it is computed in once came out cut to -1).
+  {
+    std::ofstream(dir_ / "ig.mtx") << "%%MatrixMarket matrix coordinate integer general\n3 3 2\n1 2 5\n2 3 7\n";
+    std::ofstream(dir_ / "iv.tns") << "1 1\n2 2\n3 3\n";
+  }
+  std::string iy = (dir_ / "iy.tns").string();
+  Result m = run({"run", "y(i) = A(i,j) * x(j)", "-i", "A:" + (dir_ / "ig.mtx").string(), "-i",
+                  "x:" + (dir_ / "iv.tns").string(), "-t", "A:int32", "-t", "x:int32", "-t", "y:int32", "--semiring",
+                  "min_second", "-o", "y:" + iy});
+  ASSERT_EQ(m.code, 0) << m.err;
+  std::ifstream iin(iy);
+  std::string itext((std::istreambuf_iterator<char>(iin)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(itext, "# tessel dims: 3\n1 2\n2 3\n3 2147483647\n");
   // An integer output of float operands would truncate them (0.5 * 4 as 0): refused,
   // naming both; integer operands into a float output are exact.
   expectUserError(run({"run", "y(i) = A(i,j) * x(j)", "-t", "y:int32", "-g", "A:uniform:5,5,2", "-g", "x:dense:5"}),

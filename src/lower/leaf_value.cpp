@@ -27,9 +27,9 @@ Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowerin
       if (auto ld = env.loaded.find(a); ld != env.loaded.end()) return ld->second;
       Expr v = cast(scalar(ct), load(sym.vals(p.inputs[a].arg), pos));
       auto pr = env.present.find(a);
-      if (pr != env.present.end()) v = select(pr->second, v, zeroValue(semiring, ct));
+      if (pr != env.present.end()) v = select(pr->second, v, zeroValue(semiring, ct, sym.outputType()));
       auto pb = env.probed.find(a);
-      if (pb != env.probed.end()) v = select(pb->second, v, zeroValue(semiring, ct));
+      if (pb != env.probed.end()) v = select(pb->second, v, zeroValue(semiring, ct, sym.outputType()));
       return v;
     }
     case ExprKind::Literal:
@@ -46,7 +46,7 @@ Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowerin
       auto masked = [&](const IndexExpr& m, Expr v) {
         auto pb = env.probed.find(p.accessIndex(m.get()));
         if (pb == env.probed.end() || pb->second == env.guarded) return v;  // (the guard tested it already)
-        return select(pb->second, v, zeroValue(semiring, ct));
+        return select(pb->second, v, zeroValue(semiring, ct, sym.outputType()));
       };
       if (isMask(n.a)) return masked(n.a, value(n.b));
       if (isMask(n.b)) return masked(n.b, value(n.a));

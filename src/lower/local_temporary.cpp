@@ -65,14 +65,14 @@ std::vector<Stmt> LocalTemporaryLowering::allocate() const {
 Stmt LocalTemporaryLowering::release() const { return scalar_ ? block({}) : ir::freeArray(all_); }
 
 std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
-  if (scalar_) return {decl(all_, zeroValue(p_.assignment.semiring, sym_.computeType()))};
+  if (scalar_) return {decl(all_, zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType()))};
   Expr off = var(sym_.fresh(t_.name + "_row"), i64());
   env.localOffset = off;
   Expr x = var(sym_.fresh(t_.name + "_x"), i64());
   Expr thread = serial_ ? intImm(0) : cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
   Datatype ct = sym_.computeType();
   return {decl(off, mul(thread, len_)),
-          forRange(x, intImm(0), len_, store(all_, add(off, x), zeroValue(p_.assignment.semiring, ct)))};
+          forRange(x, intImm(0), len_, store(all_, add(off, x), zeroValue(p_.assignment.semiring, ct, sym_.outputType())))};
 }
 
 }  // namespace tessel::lower

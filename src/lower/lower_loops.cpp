@@ -196,7 +196,7 @@ class LoopLowerer {
       Expr acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
       env.acc = acc;
       Stmt inner = lowerAt(d, e, env);
-      return block({decl(acc, zeroValue(semiring(), sym_.computeType())), inner, out_.storeValue(env, acc)});
+      return block({decl(acc, zeroValue(semiring(), sym_.computeType(), sym_.outputType())), inner, out_.storeValue(env, acc)});
     }
     return lowerAt(d, e, env);
   }
@@ -239,7 +239,7 @@ class LoopLowerer {
     env.hit = hit;
     if (phase_ == Phase::Numeric) {
       env.acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
-      s.push_back(decl(env.acc, zeroValue(semiring(), sym_.computeType())));
+      s.push_back(decl(env.acc, zeroValue(semiring(), sym_.computeType(), sym_.outputType())));
     }
     s.push_back(lowerAt(d, e, env));
     std::vector<Stmt> then;
@@ -699,7 +699,7 @@ class LoopLowerer {
         for (int a : pt.iterators) {
           Expr val = var(sym_.fresh(p_.args[p_.inputs[a].arg].cname + "_val"), scalar(ct));
           Expr loaded = cast(scalar(ct), load(sym_.vals(p_.inputs[a].arg), iv.at(a).pos));
-          body.push_back(decl(val, zeroValue(semiring(), ct)));
+          body.push_back(decl(val, zeroValue(semiring(), ct, sym_.outputType())));
           body.push_back(ifThen(eq(iv.at(a).crd, vv), block({assign(val, loaded), assign(iv.at(a).pos, add(iv.at(a).pos, intImm(1)))})));
           e2.loaded[a] = val;
         }

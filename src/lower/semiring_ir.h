@@ -48,14 +48,25 @@ inline ir::ReduceOp reduceOpOf(const Semiring& s) {
 }
 
 /// The semiring's zero (add's identity) as a constant of type t: 0 for plus_times; an
-/// infinity becomes the type's extreme value for integer types.
-inline ir::Expr zeroValue(const Semiring& s, Datatype t) {
+/// infinity becomes the extreme value of the integer type `range` (the output's: an int32
+/// output computed in int64 starts at INT32_MAX, so an empty row stores INT32_MAX, not
+/// INT64_MAX cut to -1), or of t itself.
+inline ir::Expr zeroValue(const Semiring& s, Datatype t, Datatype range) {
   double z = s.zero();
   if (z == 0) return ir::zeroOf(t);
   if (t == Datatype::Float32 || t == Datatype::Float64) return ir::floatImm(z, ir::scalar(t));
-  if (std::isinf(z))
-    return ir::intImm(z > 0 ? std::numeric_limits<int64_t>::max() : std::numeric_limits<int64_t>::min(), ir::scalar(t));
+  if (std::isinf(z)) {
+    if (range == Datatype::Float32 || range == Datatype::Float64) range = t;
+    const int64_t hi = range == Datatype::Int32 ? std::numeric_limits<int32_t>::max()
+                       : range == Datatype::Bool ? 1
+                                                 : std::numeric_limits<int64_t>::max();
+    const int64_t lo = range == Datatype::Int32 ? std::numeric_limits<int32_t>::min()
+                       : range == Datatype::Bool ? 0
+                                                 : std::numeric_limits<int64_t>::min();
+    return ir::intImm(z > 0 ? hi : lo, ir::scalar(t));
+  }
   return ir::intImm(static_cast<int64_t>(z), ir::scalar(t));
 }
+inline ir::Expr zeroValue(const Semiring& s, Datatype t) { return zeroValue(s, t, t); }
 
 }  // namespace tessel::lower
