@@ -91,6 +91,7 @@ std::vector<Stmt> MaskRows::release() const {
 
 void MaskRows::scatter(Env& env, const IndexExpr& e, std::vector<Stmt>& before, std::vector<Stmt>& after) const {
   for (const tessel::ExprNode* n : accessesIn(e)) {
+    if (!n->mask.isMask) continue;  // (nor a temporary's read at a loop: not an input)
     int a = p_.accessIndex(n);
     if (!flags_.count(a) || env.maskRow.count(a)) continue;
     const auto& lv = p_.inputs[a].levelVars;

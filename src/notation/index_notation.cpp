@@ -413,18 +413,29 @@ void checkAssignment(const Assignment& a) {
 
   // A kernel computes in its output's type (integers and bool in int64): floating-point
   // operands of an integer or bool output would be truncated before they are combined
-  // (0.5 * 4 as 0), which no user means. Refused, naming both tensors.
+  // (0.5 * 4 as 0), which no user means. Refused, naming both tensors; an operand whose
+  // values the semiring never reads (pair's operands, first's right one, second's left
+  // one: a BFS step y(j) = f(i) * A(i,j) over min_first on a float A) may be any type.
   const Datatype outType = lhs.tensor.datatype();
-  if (outType != Datatype::Float32 && outType != Datatype::Float64)
-    for (size_t k = 1; k < accesses.size(); k++) {
-      const Datatype t = accesses[k]->tensor.datatype();
-      if (t == Datatype::Float32 || t == Datatype::Float64)
+  auto isFloat = [](Datatype t) { return t == Datatype::Float32 || t == Datatype::Float64; };
+  std::function<void(const IndexExpr&)> valuesRead = [&](const IndexExpr& e) {
+    const ExprNode& n = e.node();
+    if (n.kind == ExprKind::Access) {
+      const Datatype t = n.tensor.datatype();
+      if (isFloat(t) && !n.mask.isMask)
         throw NotationError("tensor " + lhs.tensor.name() + " is " + datatypeName(outType) + " but " +
-                            accesses[k]->tensor.name() + " is " + datatypeName(t) + ": the kernel computes in " +
-                            lhs.tensor.name() + "'s type, so " + accesses[k]->tensor.name() +
+                            n.tensor.name() + " is " + datatypeName(t) + ": the kernel computes in " +
+                            lhs.tensor.name() + "'s type, so " + n.tensor.name() +
                             "'s values would be truncated; make " + lhs.tensor.name() +
-                            " floating-point or give " + accesses[k]->tensor.name() + " an integer type");
+                            " floating-point or give " + n.tensor.name() + " an integer type");
+      return;
     }
+    const BinaryOpKind mul = a.semiring.mul.kind;
+    const bool product = n.kind == ExprKind::Mul;
+    if (n.a.defined() && !(product && (mul == BinaryOpKind::Pair || mul == BinaryOpKind::Second))) valuesRead(n.a);
+    if (n.b.defined() && !(product && (mul == BinaryOpKind::Pair || mul == BinaryOpKind::First))) valuesRead(n.b);
+  };
+  if (!isFloat(outType)) valuesRead(a.rhs);
 
   // Every variable has one extent.
   struct Seen {
