@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <numeric>
 #include <stdexcept>
+#include <type_traits>
 
 #ifdef TESSEL_HAVE_GRAPHBLAS
 extern "C" {
@@ -45,26 +46,21 @@ GrB_Index nvals(GrB_Vector v) {
   return k;
 }
 
-/// Values of an INT64 vector by index, `missing` where absent.
-std::vector<int64_t> toDenseInt(GrB_Vector v, GrB_Index n, int64_t missing) {
+/// Values of a vector by index, `missing` where absent (T: int64_t or double, the
+/// vector's INT64 or FP64 tuples).
+template <typename T>
+std::vector<T> toDense(GrB_Vector v, GrB_Index n, T missing) {
   GrB_Index k = nvals(v);
   std::vector<GrB_Index> I(k);
-  std::vector<int64_t> X(k);
-  OK(GrB_Vector_extractTuples_INT64(I.data(), X.data(), &k, v));
-  std::vector<int64_t> out(n, missing);
+  std::vector<T> X(k);
+  if constexpr (std::is_same_v<T, int64_t>) OK(GrB_Vector_extractTuples_INT64(I.data(), X.data(), &k, v));
+  else OK(GrB_Vector_extractTuples_FP64(I.data(), X.data(), &k, v));
+  std::vector<T> out(n, missing);
   for (GrB_Index e = 0; e < k; e++) out[I[e]] = X[e];
   return out;
 }
-
-std::vector<double> toDenseReal(GrB_Vector v, GrB_Index n, double missing) {
-  GrB_Index k = nvals(v);
-  std::vector<GrB_Index> I(k);
-  std::vector<double> X(k);
-  OK(GrB_Vector_extractTuples_FP64(I.data(), X.data(), &k, v));
-  std::vector<double> out(n, missing);
-  for (GrB_Index e = 0; e < k; e++) out[I[e]] = X[e];
-  return out;
-}
+std::vector<int64_t> toDenseInt(GrB_Vector v, GrB_Index n, int64_t missing) { return toDense<int64_t>(v, n, missing); }
+std::vector<double> toDenseReal(GrB_Vector v, GrB_Index n, double missing) { return toDense<double>(v, n, missing); }
 
 /// LAGraph_Vector_IsEqual for FP64 vectors.
 bool equal(GrB_Vector a, GrB_Vector b, GrB_Index n) {
