@@ -71,5 +71,6 @@ void registerGenerate(CLI::App& app, Action& action);  // cmd_generate.cpp
 void registerPlot(CLI::App& app, Action& action);      // cmd_plot.cpp
 void registerExplain(CLI::App& app, Action& action);   // cmd_emit.cpp
 void registerGraph(CLI::App& app, Action& action);     // cmd_graph.cpp
+void registerTune(CLI::App& app, Action& action);      // cmd_tune.cpp
 
 }  // namespace tessel::cli

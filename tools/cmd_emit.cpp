@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "tessel/tuning.h"
 #include "expression_args.h"
 
 namespace tessel::cli {
@@ -111,6 +112,7 @@ int explain(const EmitOptions& opt) {
   out += "output plan: " + trimmed(pass("planOutput")) + "\n";
   std::string parallel = trimmed(pass("planParallel"));
   out += "parallel: " + (parallel.empty() ? std::string("none") : parallel) + "\n";
+  out += "tuning: " + hostTuning().str() + "\n";
   for (const auto& n : notes)
     if (n.find("transposes") == std::string::npos) out += "note: " + n + "\n";
   out += "kernel:\n" + kernelOnly(code);

@@ -72,6 +72,7 @@ struct PhaseTimes {
   std::vector<std::pair<std::string, std::vector<double>>> phases{
       {"read", {}}, {"pack", {}}, {"compile", {}}, {"assemble", {}}, {"compute", {}}, {"write", {}}, {"check", {}}};
   std::string schedule;
+  std::string tuning;  ///< the host CPU's tuning the kernel was compiled with (tessel/tuning.h)
   int threads = 1;
   bool cacheHit = false;
   std::vector<double>& at(const std::string& name) {
@@ -91,6 +92,7 @@ double medianOf(std::vector<double> v) {
 void printTimes(const PhaseTimes& t) {
   std::fprintf(stderr, "threads: %d\n", t.threads);
   std::fprintf(stderr, "schedule: %s\n", t.schedule.c_str());
+  if (!t.tuning.empty()) std::fprintf(stderr, "tuning: %s\n", t.tuning.c_str());
   for (const auto& [name, ms] : t.phases) {
     if (ms.empty()) continue;
     auto [lo, hi] = std::minmax_element(ms.begin(), ms.end());
@@ -108,6 +110,7 @@ void printJson(const PhaseTimes& t, const std::optional<double>& value, bool che
   nlohmann::ordered_json j;
   j["threads"] = t.threads;
   j["schedule"] = t.schedule;
+  if (!t.tuning.empty()) j["tuning"] = t.tuning;
   j["compile_cache_hit"] = t.cacheHit;
   nlohmann::ordered_json phases = nlohmann::ordered_json::object();
   for (const auto& [name, ms] : t.phases) {
@@ -361,6 +364,7 @@ void compileAndRun(const Options& opt, const Assignment& a, const std::function<
   warnAboutThreads(opt.schedule.empty() ? schedule.str() : opt.schedule, opt.threads);
   times.add("compile", millis(std::chrono::steady_clock::now() - t0));
   times.cacheHit = kernel->cacheHit();
+  times.tuning = hostTuning().str();
   times.threads = opt.threads;
   times.schedule = schedule.empty() ? "none (loops in the expression's index order, serial)"
                    : opt.schedule.empty() ? schedule.str() + " (" + choice.reason + ")"

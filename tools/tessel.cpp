@@ -48,6 +48,7 @@ int main(int argc, char** argv) {
   registerPlot(app, action);
   registerExplain(app, action);
   registerGraph(app, action);
+  registerTune(app, action);
   app.set_version_flag("--version", std::string("tessel ") + TESSEL_VERSION_STRING,
                        "Print the version and exit");
   // Name an unknown subcommand (CLI11 would only say that one is required).

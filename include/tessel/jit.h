@@ -18,8 +18,11 @@ namespace tessel {
 struct JitOptions {
   /// Compiler executable; empty means $TESSEL_CC, else "cc".
   std::string compiler;
-  /// Flags before the source; "-shared -fPIC -o OUT" are always added.
-  std::vector<std::string> flags = {"-O3", "-march=native", "-falign-loops=64", "-fopenmp", "-std=gnu11"};
+  /// Flags before the source; "-shared -fPIC -o OUT" are always added. Empty (the
+  /// default): jitDefaultFlags() here; a kernel's compile (Kernel::compile) then uses
+  /// the flags of the host's tuning instead (tessel/tuning.h), so its choices follow
+  /// the CPU. Given flags are used as they are.
+  std::vector<std::string> flags;
   /// Seconds the compiler may run before its process group is killed; 0 means
   /// $TESSEL_CC_TIMEOUT, else 300. A negative value: no limit.
   double timeoutSeconds = 0;
@@ -47,6 +50,18 @@ class JitModule {
   bool cacheHit_;
   int fd_;  ///< the private copy it was loaded from (kept open: its name stays unique), or -1
 };
+
+/// The flags of an empty JitOptions::flags: -O3 -march=native -falign-loops=64 -fopenmp
+/// -std=gnu11.
+std::vector<std::string> jitDefaultFlags();
+
+/// The host CPU as the cache keys objects built with `-march=native`: vendor, model name
+/// and feature flags from /proc/cpuinfo (empty where there is none).
+const std::string& jitHostCpuIdentity();
+
+/// Identity of the compiler `compiler` (empty: $TESSEL_CC, else cc) as the cache keys
+/// objects: its resolved path and the file's size and times ("missing" when not found).
+std::string jitCompilerIdentity(const std::string& compiler = "");
 
 /// Compile (or fetch from the cache) and load. Throws CompileError on failure: one line
 /// with the compiler's first error and the path of the full log (`<key>.log` in the cache);

@@ -18,3 +18,4 @@
 #include "tessel/reference.h"
 #include "tessel/schedule.h"
 #include "tessel/tensor.h"
+#include "tessel/tuning.h"

@@ -283,7 +283,7 @@ std::string CBackend::emit(const Module& m) const {
   return p.str();
 }
 
-std::vector<std::string> CBackend::compilerFlags() const { return JitOptions{}.flags; }
+std::vector<std::string> CBackend::compilerFlags() const { return jitDefaultFlags(); }
 
 const Backend& backendNamed(const std::string& name) {
   static const CBackend c;

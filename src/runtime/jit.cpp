@@ -681,10 +681,27 @@ std::string jitCacheDirectory() {
   return dir;
 }
 
-std::shared_ptr<JitModule> jitCompile(const std::string& cSource, const JitOptions& opts) {
-  std::string compiler = opts.compiler;
+std::vector<std::string> jitDefaultFlags() {
+  return {"-O3", "-march=native", "-falign-loops=64", "-fopenmp", "-std=gnu11"};
+}
+
+const std::string& jitHostCpuIdentity() { return hostCpuIdentity(); }
+
+namespace {
+std::string compilerOf(const std::string& given) {
+  std::string compiler = given;
   if (compiler.empty()) compiler = getEnv("TESSEL_CC");
   if (compiler.empty()) compiler = "cc";
+  return compiler;
+}
+}  // namespace
+
+std::string jitCompilerIdentity(const std::string& compiler) { return compilerIdentity(compilerOf(compiler)); }
+
+std::shared_ptr<JitModule> jitCompile(const std::string& cSource, const JitOptions& given) {
+  JitOptions opts = given;
+  if (opts.flags.empty()) opts.flags = jitDefaultFlags();
+  const std::string compiler = compilerOf(opts.compiler);
 
   // Cache key.
   detail::Sha256 keyHash;

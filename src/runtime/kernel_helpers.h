@@ -107,11 +107,20 @@ static inline int64_t tessel_pos_at(const void* pos, int wide, int64_t r) {
    steps below do better (bayer10, mean 7: 8-wide 0.8-1.0x the scalar loop, 4-wide
    1.1x). Lanes sum p - lo mod 8 (16), then a fixed tree: the order depends on the bounds
    only. Without AVX-512 (F and VL) the flags are constant false and the scalar fallbacks
-   are never called. */
+   are never called. Whether they pay depends on the CPU (on Zen 4 the 8-entry gathers
+   ran 0.74x the scalar loop on bcsstk33): the host's tuning (tessel/tuning.h) turns
+   each kind off with -DTESSEL_USE_GATHERS=0 / -DTESSEL_USE_SHORT_GATHERS=0, and sets
+   the mean row length from which the 8-entry ones are used (-DTESSEL_GATHER_MEAN). */
+#ifndef TESSEL_USE_GATHERS
+#define TESSEL_USE_GATHERS 1
+#endif
+#ifndef TESSEL_USE_SHORT_GATHERS
+#define TESSEL_USE_SHORT_GATHERS 1
+#endif
 #if defined(__AVX512F__) && defined(__AVX512VL__)
 #include <immintrin.h>
-#define TESSEL_GATHER_DOT 1
-#define TESSEL_SHORT_GATHERS 1
+#define TESSEL_GATHER_DOT TESSEL_USE_GATHERS
+#define TESSEL_SHORT_GATHERS TESSEL_USE_SHORT_GATHERS
 static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
                                            const double* restrict v, const double* restrict x) {
   __m512d acc = _mm512_setzero_pd();
@@ -192,8 +201,10 @@ static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t*
 }
 #endif
 /* Whether sparse dot products over `entries` entries in `segments` rows use the gathers:
-   rows of 12 or more entries on average. */
+   rows of TESSEL_GATHER_MEAN (12) or more entries on average. */
+#ifndef TESSEL_GATHER_MEAN
 #define TESSEL_GATHER_MEAN 12
+#endif
 static inline bool tessel_gather_dot_pays(int64_t entries, int64_t segments) {
   return TESSEL_GATHER_DOT && entries >= TESSEL_GATHER_MEAN * segments;
 }

@@ -1,0 +1,67 @@
+// The host CPU's tuning: the code choices that pay on one CPU and lose on another, made
+// for the CPU a kernel runs on.
+//
+// tessel's generated C is the same on every machine; what differs is how it is compiled:
+// the instruction set (`-march`) and whether the AVX-512 gather helpers of sparse dot
+// products are used (on a Sapphire Rapids Xeon they ran SpMV 1.3-1.8x the scalar loop, on
+// a Zen 4 EPYC 0.6-0.75x). These choices are C macros and compiler flags, so a choice
+// changes no source, only the JIT's flags and thereby its cache key.
+//
+// The first kernel compiled on a CPU model measures the choices (calibrateTuning: a
+// generated SpMV on synthetic rows, well under a second) and caches the result next to
+// the JIT cache, keyed by the CPU and the compiler; later processes read it. The
+// environment variable TESSEL_TUNING overrides it:
+//   - unset: the cached tuning, else calibrate and cache;
+//   - "calibrate": measure again and replace the cached tuning;
+//   - "default": tessel's built-in choices (native ISA, both gathers, mean 12), no measuring;
+//   - "isa=native,gathers=off,short-gathers=on,gather-mean=16": those settings over the
+//     built-in choices (isa: native, generic, or any -march value such as x86-64-v3).
+// `tessel tune` prints the tuning in use and its evidence; `tessel run --time` and
+// `tessel explain` name it.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace tessel {
+
+/// The choices made for one CPU, and why.
+struct CpuTuning {
+  std::string isa = "native";  ///< `-march=<isa>`; "generic": no -march (the compiler's baseline)
+  bool gathers = true;         ///< 8-entry AVX-512 gather dot products on rows of mean >= gatherMean
+  bool shortGathers = true;    ///< 4-entry gathers on shorter rows of irregular lengths
+  int gatherMean = 12;         ///< mean row length from which the 8-entry gathers are used
+  std::string cpu;             ///< the CPU's model name
+  std::string origin;          ///< "calibrated in 0.41 s", "cached in FILE", "TESSEL_TUNING=..."
+  std::string evidence;        ///< what was measured (times of each variant), if anything
+
+  /// The JIT flags of a kernel compiled with this tuning (base flags included).
+  std::vector<std::string> jitFlags() const;
+  /// "isa=native,gathers=off,short-gathers=on,gather-mean=12" (TESSEL_TUNING's syntax).
+  std::string settings() const;
+  /// One line: the settings, the origin and the evidence.
+  std::string str() const;
+  bool operator==(const CpuTuning& o) const {
+    return isa == o.isa && gathers == o.gathers && shortGathers == o.shortGathers && gatherMean == o.gatherMean;
+  }
+};
+
+/// The tuning kernels are compiled with in this process: from TESSEL_TUNING, else the
+/// cache, else calibrateTuning() (then cached). Computed once per process (thread-safe);
+/// throws EnvironmentError for a malformed TESSEL_TUNING.
+const CpuTuning& hostTuning();
+
+/// Measures the choices on this CPU now: a generated CSR SpMV, compiled with and without
+/// the gathers, timed on synthetic rows of irregular lengths (long: mean 32; short: mean
+/// 6), interleaved, the least of several runs each. A variant is kept when it takes at
+/// most 0.95 of the other's time. Does not read or write the cache.
+CpuTuning calibrateTuning();
+
+/// Settings in TESSEL_TUNING's syntax over the built-in choices ("" or "default": those).
+/// Throws EnvironmentError naming the bad setting.
+CpuTuning tuningFromSettings(const std::string& settings);
+
+/// The file the host's calibrated tuning is cached in (in the JIT cache directory).
+std::string tuningCachePath();
+
+}  // namespace tessel

@@ -1,0 +1,199 @@
+// The host CPU's tuning (tessel/tuning.h): TESSEL_TUNING's settings, the flags they
+// give, the calibration and its cache (through `tessel tune`), and that every variant
+// computes the same SpMV (the whole kernel suite runs under each variant as the ctest
+// entries Tuning.*, see tests/CMakeLists.txt).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <random>
+
+#include "support/tool_runner.h"
+#include "tessel/tessel.h"
+
+namespace fs = std::filesystem;
+using namespace tessel;
+using tessel::testing::Result;
+using tessel::testing::runTool;
+using tessel::testing::show;
+
+namespace {
+
+bool has(const std::vector<std::string>& v, const std::string& s) { return std::find(v.begin(), v.end(), s) != v.end(); }
+
+fs::path scratch(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("tessel-tuning-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+
+}  // namespace
+
+TEST(Tuning, BuiltInChoicesAreTheOldDefaultFlags) {
+  CpuTuning t = tuningFromSettings("default");
+  EXPECT_EQ(t.settings(), "isa=native,gathers=on,short-gathers=on,gather-mean=12");
+  EXPECT_EQ(t.jitFlags(), jitDefaultFlags());  // the built-in choice adds no macro
+  EXPECT_EQ(t.origin, "built-in choices");
+}
+
+TEST(Tuning, SettingsBecomeFlags) {
+  CpuTuning t = tuningFromSettings("isa=generic, gathers=off,short-gathers=on,gather-mean=20");
+  EXPECT_FALSE(t.gathers);
+  EXPECT_TRUE(t.shortGathers);
+  EXPECT_EQ(t.gatherMean, 20);
+  std::vector<std::string> f = t.jitFlags();
+  EXPECT_TRUE(has(f, "-O3"));
+  EXPECT_FALSE(std::any_of(f.begin(), f.end(), [](const std::string& x) { return x.rfind("-march", 0) == 0; }));
+  EXPECT_TRUE(has(f, "-DTESSEL_USE_GATHERS=0"));
+  EXPECT_FALSE(has(f, "-DTESSEL_USE_SHORT_GATHERS=0"));
+  EXPECT_TRUE(has(f, "-DTESSEL_GATHER_MEAN=20"));
+  EXPECT_TRUE(has(tuningFromSettings("isa=x86-64-v3").jitFlags(), "-march=x86-64-v3"));
+  EXPECT_TRUE(has(tuningFromSettings("short-gathers=0").jitFlags(), "-DTESSEL_USE_SHORT_GATHERS=0"));
+  // What settings() prints reads back as the same tuning.
+  EXPECT_EQ(tuningFromSettings(t.settings()), t);
+}
+
+TEST(Tuning, BadSettingsNameTheSetting) {
+  auto expectError = [](const std::string& s, const std::string& mention) {
+    try {
+      tuningFromSettings(s);
+      ADD_FAILURE() << "accepted " << s;
+    } catch (const EnvironmentError& e) {
+      EXPECT_NE(std::string(e.what()).find("TESSEL_TUNING"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(mention), std::string::npos) << e.what();
+    }
+  };
+  expectError("gathers=maybe", "gathers must be on or off");
+  expectError("speed=11", "unknown setting 'speed'");
+  expectError("fast", "'fast' is not a setting");
+  expectError("gather-mean=0", "gather-mean");
+  expectError("gather-mean=12x", "gather-mean");
+  expectError("isa=native;rm", "isa must be");  // becomes a compiler flag: no shell characters
+  expectError("isa=", "isa must be");
+}
+
+TEST(Tuning, CalibrationDecidesBothKindsAndSaysWhy) {
+  CpuTuning t = calibrateTuning();
+  EXPECT_EQ(t.isa, "native");
+  EXPECT_NE(t.origin.find("calibrated in"), std::string::npos);
+  EXPECT_NE(t.evidence.find("mean 32"), std::string::npos) << t.evidence;
+  EXPECT_NE(t.evidence.find("mean 6"), std::string::npos) << t.evidence;
+  EXPECT_FALSE(t.cpu.empty());
+}
+
+// Every variant the calibration can pick computes the sparse dot products (the code
+// the variants change) alike, up to the gathers' summation order: SpMV and SpTTV, float
+// and double, 32- and 64-bit indices, 1 and 2 threads, on rows of every length from
+// empty to 70 whose lengths vary (where the short gathers are used) or do not.
+namespace {
+
+template <typename T>
+void expectVariantsAgree(const Format& f, bool regular, int threads) {
+  const int64_t n = 1500;
+  Tensor<T> B("B", {n, n}, f), x("x", {n}, DenseFormat(1));
+  std::mt19937 rng(5);
+  for (int64_t i = 0; i < n; i++) {
+    int len = regular ? 5 : i % 100 == 0 ? 0 : i < n / 2 ? static_cast<int>(rng() % 8) : 10 + static_cast<int>(rng() % 60);
+    for (int k = 0; k < len; k++)
+      B.insert({i, regular ? (i + k) % n : static_cast<int64_t>(rng() % n)}, static_cast<T>(0.25 + (rng() % 100) / 50.0));
+  }
+  B.pack();
+  for (int64_t j = 0; j < n; j++) x.insert({j}, static_cast<T>(1.0 + (j % 13) / 7.0));
+  x.pack();
+  IndexVar i("i"), j("j");
+  auto run = [&](const std::string& settings) {
+    Tensor<T> y("y", {n}, DenseFormat(1));
+    y(i) = B(i, j) * x(j);
+    JitOptions o;
+    o.flags = tuningFromSettings(settings).jitFlags();
+    Kernel::compile(y.assignment(), {}, o)->run(y.assignment(), threads);
+    std::vector<double> v(n);
+    for (int64_t r = 0; r < n; r++) v[r] = static_cast<double>(y.valueAt(r));
+    return v;
+  };
+  const std::vector<double> expected = run("isa=generic,gathers=off,short-gathers=off");
+  const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12;
+  for (const char* s : {"default", "gathers=on,short-gathers=off,gather-mean=1", "gathers=off,short-gathers=on",
+                        "gathers=off,short-gathers=off", "isa=generic"}) {
+    std::vector<double> got = run(s);
+    for (int64_t r = 0; r < n; r++)
+      ASSERT_NEAR(got[r], expected[r], tol * (1 + std::abs(expected[r]))) << s << " row " << r;
+  }
+}
+
+}  // namespace
+
+TEST(Tuning, EveryVariantComputesTheSameSpmv) {
+  for (int threads : {1, 2}) {
+    expectVariantsAgree<double>(Format::parse("ds"), false, threads);
+    expectVariantsAgree<float>(Format::parse("ds"), false, threads);
+  }
+  expectVariantsAgree<double>(Format::parse("ds"), true, 1);
+  expectVariantsAgree<double>(Format::parse("ds").withWidths(IndexWidth::W64, IndexWidth::W32), false, 1);
+}
+
+TEST(Tuning, EveryVariantComputesTheSameSpttv) {
+  const int64_t n = 60;
+  Tensor<double> B("B", {n, n, n}, Format::parse("sss")), c("c", {n}, DenseFormat(1));
+  std::mt19937 rng(9);
+  for (int e = 0; e < 20000; e++)
+    B.insert({static_cast<int64_t>(rng() % n), static_cast<int64_t>(rng() % n), static_cast<int64_t>(rng() % n)},
+             0.5 + (rng() % 64) / 32.0);
+  B.pack();
+  for (int64_t k = 0; k < n; k++) c.insert({k}, 1.0 + k % 5);
+  c.pack();
+  IndexVar i("i"), j("j"), k("k");
+  auto run = [&](const std::string& settings) {
+    Tensor<double> A("A", {n, n}, DenseFormat(2));
+    A(i, j) = B(i, j, k) * c(k);
+    JitOptions o;
+    o.flags = tuningFromSettings(settings).jitFlags();
+    Kernel::compile(A.assignment(), {}, o)->run(A.assignment());
+    std::vector<double> v(n * n);
+    for (int64_t p = 0; p < n * n; p++) v[p] = A.valueAt(p);
+    return v;
+  };
+  const std::vector<double> expected = run("isa=generic,gathers=off,short-gathers=off");
+  for (const char* s : {"gathers=on,short-gathers=off,gather-mean=1", "gathers=off,short-gathers=on"}) {
+    std::vector<double> got = run(s);
+    for (int64_t p = 0; p < n * n; p++) ASSERT_NEAR(got[p], expected[p], 1e-12 * (1 + std::abs(expected[p]))) << s;
+  }
+}
+
+TEST(Tuning, ToolCalibratesOnceThenReadsTheCache) {
+  fs::path d = scratch("cache");
+  ::setenv("TESSEL_CACHE_DIR", (d / "jit").c_str(), 1);
+  ::unsetenv("TESSEL_TUNING");
+  Result first = runTool(d, {"tune"});
+  ASSERT_EQ(first.code, 0) << show(first);
+  EXPECT_NE(first.out.find("origin: calibrated in"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("jit flags: -O3"), std::string::npos) << first.out;
+  Result second = runTool(d, {"tune", "--json"});
+  ASSERT_EQ(second.code, 0) << show(second);
+  EXPECT_NE(second.out.find("\"origin\": \"cached in"), std::string::npos) << second.out;
+  // The cached settings are the calibrated ones.
+  auto settingsOf = [](const std::string& out, const std::string& key) {
+    size_t at = out.find(key);
+    return at == std::string::npos ? std::string() : out.substr(at + key.size(), out.find_first_of("\"\n", at + key.size()) - at - key.size());
+  };
+  EXPECT_EQ(settingsOf(first.out, "settings: "), settingsOf(second.out, "\"settings\": \""));
+  Result again = runTool(d, {"tune", "--calibrate"});
+  EXPECT_NE(again.out.find("origin: calibrated in"), std::string::npos) << again.out;
+  // A kernel's --time names the tuning it was compiled with.
+  ::setenv("TESSEL_TUNING", "gathers=off", 1);
+  Result run = runTool(d, {"run", "a(i) = B(i,j) * c(j)", "-g", "B:uniform:50,50,3", "-g", "c:dense:50", "--time"});
+  ASSERT_EQ(run.code, 0) << show(run);
+  EXPECT_NE(run.err.find("tuning: isa=native,gathers=off"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("TESSEL_TUNING=gathers=off"), std::string::npos) << run.err;
+  // A malformed setting: exit 3 (the environment), one line naming it, no output file.
+  ::setenv("TESSEL_TUNING", "gathers=sometimes", 1);
+  Result bad = runTool(d, {"run", "a(i) = B(i,j) * c(j)", "-g", "B:uniform:50,50,3", "-g", "c:dense:50", "-o",
+                           "a:" + (d / "a.tns").string()});
+  EXPECT_EQ(bad.code, 3) << show(bad);
+  EXPECT_NE(bad.err.find("TESSEL_TUNING: gathers must be on or off, not 'sometimes'"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(d / "a.tns"));
+  ::unsetenv("TESSEL_TUNING");
+  fs::remove_all(d);
+}
