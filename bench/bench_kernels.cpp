@@ -90,7 +90,7 @@ struct Options {
   bool quick = false;
   std::set<std::string> kernels = {"spmv", "spmm", "sddmm", "spadd3", "spgemm", "spttv", "spmttkrp"};
   std::vector<int> threads = {1, 2};
-  std::set<std::string> peers = {"eigen", "graphblas", "petsc", "hand"};  // --peers: a subset
+  std::set<std::string> peers = {"eigen", "graphblas", "petsc", "hand", "hand-O3", "hand-fastmath"};  // --peers: a subset
   std::string csv, md, svg;  // csv default: bench/results/kernels.csv (--quick: kernels_quick.csv)
   int passes = 0;            // --passes; 0: 3, or 1 with --quick (see combinePasses)
 };
@@ -518,7 +518,8 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
   add("eigen", eigen::installed(), eigen::make);
   add("graphblas", graphblas::installed(), graphblas::make);
   add("petsc", petsc::installed(), petsc::make);
-  add("hand", true, hand::make);
+  for (hand::Flags f : {hand::Flags::Native, hand::Flags::O3, hand::Flags::FastMath})
+    add(hand::name(f), true, [f](const Problem& p) { return hand::make(p, f); });
 
   std::vector<int> threads = opt.threads;
   std::sort(threads.begin(), threads.end());  // 1-thread cells first (reuse1)
@@ -626,7 +627,8 @@ int main(int argc, char** argv) {
     } else {
       std::fprintf(stderr,
                    "usage: bench_kernels [--quick] [--kernels spmv,spmm,sddmm,spadd3,spgemm,spttv,spmttkrp]\n"
-                   "                     [--threads 1,2] [--peers eigen,graphblas,petsc,hand] [--passes N]\n"
+                   "                     [--threads 1,2] [--peers eigen,graphblas,petsc,hand,hand-O3,hand-fastmath]\n"
+                   "                     [--passes N]\n"
                    "                     [-o CSV] [--md TABLE.md] [--svg CHART.svg]\n");
       return 2;
     }
@@ -642,6 +644,16 @@ int main(int argc, char** argv) {
                           ver(petsc::installed(), petsc::version(), "petsc");
   std::fprintf(stderr, "peers: %s, hand C\n", peersLine.c_str());
   std::printf("peers=%s\n", peersLine.c_str());
+  // Every figure names its machine and flags: the CPU, tessel's tuning for it, and the
+  // hand loops' three builds.
+  std::string machine = "CPU: " + tessel::hostTuning().cpu + ". tessel: " + tessel::hostTuning().str() + ". ";
+  for (hand::Flags f : {hand::Flags::Native, hand::Flags::O3, hand::Flags::FastMath}) {
+    machine += std::string(hand::name(f)) + ":";
+    for (const std::string& x : hand::flags(f)) machine += " " + x;
+    machine += f == hand::Flags::FastMath ? "." : "; ";
+  }
+  std::fprintf(stderr, "%s\n", machine.c_str());
+  std::printf("machine=%s\n", machine.c_str());
 
   std::map<int, std::vector<double>> triads;  // per pass, like the cells
   auto measureTriad = [&] {
@@ -848,7 +860,7 @@ int main(int argc, char** argv) {
     if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
     writeCsv(opt.csv, cells, triad);
   }
-  if (!opt.md.empty()) writeMd(opt.md, cells, triad);
+  if (!opt.md.empty()) writeMd(opt.md, cells, triad, machine);
   int tmax = *std::max_element(opt.threads.begin(), opt.threads.end());
   if (!opt.svg.empty()) writeSvg(opt.svg, cells, tmax);
   int mismatches = 0;

@@ -9,7 +9,7 @@
 
 namespace bench {
 
-const std::vector<std::string> kPeers = {"eigen", "graphblas", "petsc", "hand"};
+const std::vector<std::string> kPeers = {"eigen", "graphblas", "petsc", "hand", "hand-O3", "hand-fastmath"};
 
 std::string fmtTime(double s) {
   char b[32];
@@ -112,16 +112,19 @@ void writeCsv(const std::string& path, const std::vector<Cell>& cells, const std
 }
 
 /// Markdown table: one row per (kernel, input, threads).
-void writeMd(const std::string& path, const std::vector<Cell>& cells, const std::map<int, double>& triad) {
+void writeMd(const std::string& path, const std::vector<Cell>& cells, const std::map<int, double>& triad,
+             const std::string& machine) {
   FILE* f = std::fopen(path.c_str(), "w");
   if (!f) {
     std::perror(path.c_str());
     return;
   }
+  std::fprintf(f, "%s\n\n", machine.c_str());
   std::fprintf(f,
                "| kernel | input | nnz | threads | tessel (ms) | tessel run() wall (ms) | Eigen (ms) | GraphBLAS (ms) | "
-               "PETSc (ms) | hand C (ms) | fastest peer / tessel | tessel GB/s | of triad | tessel 2t/1t |\n");
-  std::fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+               "PETSc (ms) | hand C (ms) | hand -O3 (ms) | hand -O3 -ffast-math (ms) | fastest peer / tessel | tessel GB/s | "
+               "of triad | tessel 2t/1t |\n");
+  std::fprintf(f, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   std::vector<std::tuple<std::string, std::string, int>> keys;
   for (auto& c : cells)
     if (c.system == "tessel") keys.emplace_back(c.kernel, c.input, c.threads);

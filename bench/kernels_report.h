@@ -29,7 +29,9 @@ std::string fmtTime(double s);
 extern const std::vector<std::string> kPeers;
 
 void writeCsv(const std::string& path, const std::vector<Cell>& cells, const std::map<int, double>& triad);
-void writeMd(const std::string& path, const std::vector<Cell>& cells, const std::map<int, double>& triad);
+/// `machine`: the CPU and the flags of every system, printed above the table.
+void writeMd(const std::string& path, const std::vector<Cell>& cells, const std::map<int, double>& triad,
+             const std::string& machine);
 /// Grouped bars of peer time over tessel time at `t` threads.
 void writeSvg(const std::string& path, const std::vector<Cell>& cells, int t);
 

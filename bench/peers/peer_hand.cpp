@@ -1,5 +1,8 @@
-// Hand-written C loops, JIT-compiled by tessel::jitCompile with the same compiler and
-// flags as tessel's generated code (-O3 -march=native -falign-loops=64 -fopenmp), with
+// Hand-written C loops, JIT-compiled by tessel::jitCompile with the same compiler as
+// tessel's generated code, in three builds (hand::Flags): tessel's default flags (-O3
+// -march=native -falign-loops=64), portable -O3, and portable -O3 -ffast-math (as TACO
+// compiles its kernels), so a flag that is slow on some CPU cannot slow tessel and its
+// only baseline alike. All with -fopenmp and
 // `#pragma omp parallel for` so they run on the thread count set by omp_set_num_threads
 // (called through the module itself, so it is the same OpenMP runtime). Sparse outputs
 // are malloc'd inside the timed call (symbolic pass, prefix sum, numeric pass), as
@@ -8,6 +11,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 
 #include "peers.h"
 #include "tessel/tessel.h"
@@ -245,13 +249,19 @@ using TtvFn = void (*)(int64_t, const int32_t*, const int32_t*, const int32_t*, 
 using MttkrpFn = void (*)(int64_t, int64_t, const int32_t*, const int32_t*, const int32_t*, const int32_t*,
                           const int32_t*, const int32_t*, const double*, const double*, const double*, double*);
 
-std::shared_ptr<tessel::JitModule> module() {
-  static std::shared_ptr<tessel::JitModule> m = tessel::jitCompile(kHandSource);
+std::shared_ptr<tessel::JitModule> module(hand::Flags f) {
+  static std::map<hand::Flags, std::shared_ptr<tessel::JitModule>> modules;
+  auto& m = modules[f];
+  if (!m) {
+    tessel::JitOptions o;
+    o.flags = hand::flags(f);
+    m = tessel::jitCompile(kHandSource, o);
+  }
   return m;
 }
 template <typename F>
-F sym(const char* name) {
-  return reinterpret_cast<F>(module()->symbol(name));
+F sym(const char* name, hand::Flags f = hand::Flags::Native) {
+  return reinterpret_cast<F>(module(f)->symbol(name));
 }
 
 /// A malloc'd CSR output (int32 indices), freed on replacement and destruction.
@@ -298,11 +308,26 @@ double hand::streamTriad(int threads) {
   return 24.0 * n / t[t.size() / 2];
 }
 
-std::unique_ptr<PeerRun> hand::make(const Problem& p) {
+const char* hand::name(Flags f) {
+  return f == Flags::Native ? "hand" : f == Flags::O3 ? "hand-O3" : "hand-fastmath";
+}
+
+std::vector<std::string> hand::flags(Flags f) {
+  switch (f) {
+    case Flags::Native: return tessel::jitDefaultFlags();
+    case Flags::O3: return {"-O3", "-fopenmp", "-std=gnu11"};
+    case Flags::FastMath: return {"-O3", "-ffast-math", "-fopenmp", "-std=gnu11"};
+  }
+  return {};
+}
+
+std::unique_ptr<PeerRun> hand::make(const Problem& p, Flags variant) {
   auto r = std::make_unique<PeerRun>();
-  r->system = "hand";
-  r->note = "C loops, same JIT and flags, OpenMP";
-  auto setThreads = sym<SetThreadsFn>("hand_set_threads");
+  r->system = name(variant);
+  std::string fl;
+  for (const std::string& x : flags(variant)) fl += " " + x;
+  r->note = "C loops, OpenMP, flags" + fl;
+  auto setThreads = sym<SetThreadsFn>("hand_set_threads", variant);
   r->setThreads = [setThreads](int n) { setThreads(n); };
   const CsrMatrix* A = p.A;
   switch (p.kind) {
@@ -311,10 +336,10 @@ std::unique_ptr<PeerRun> hand::make(const Problem& p) {
       int64_t K = p.X->cols;
       auto y = std::make_shared<std::vector<double>>(A->rows * K);
       if (p.kind == KernelKind::SpMV) {
-        auto f = sym<SpmvFn>("spmv");
+        auto f = sym<SpmvFn>("spmv", variant);
         r->run = [=] { f(A->rows, A->pos.data(), A->crd.data(), A->vals.data(), p.X->v.data(), y->data()); };
       } else {
-        auto f = sym<SpmmFn>("spmm");
+        auto f = sym<SpmmFn>("spmm", variant);
         r->run = [=] { f(A->rows, K, A->pos.data(), A->crd.data(), A->vals.data(), p.X->v.data(), y->data()); };
       }
       r->result = [y] { Result res; res.dense = *y; return res; };
@@ -326,7 +351,7 @@ std::unique_ptr<PeerRun> hand::make(const Problem& p) {
       out->pos = static_cast<int32_t*>(std::malloc((A->rows + 1) * sizeof(int32_t)));
       out->crd = static_cast<int32_t*>(std::malloc(A->nnz() * sizeof(int32_t) + 1));
       out->vals = static_cast<double*>(std::malloc(A->nnz() * sizeof(double) + 1));
-      auto f = sym<SddmmFn>("sddmm");
+      auto f = sym<SddmmFn>("sddmm", variant);
       r->run = [=] {
         f(A->rows, p.X->cols, A->pos.data(), A->crd.data(), A->vals.data(), p.X->v.data(), p.Y->v.data(),
           out->pos, out->crd, out->vals);
@@ -338,7 +363,7 @@ std::unique_ptr<PeerRun> hand::make(const Problem& p) {
     case KernelKind::SpAdd3: {
       auto out = std::make_shared<MallocCsr>();
       out->rows = A->rows;
-      auto f = sym<SpaddFn>("spadd");
+      auto f = sym<SpaddFn>("spadd", variant);
       const CsrMatrix *B = p.B, *C = p.C;
       r->run = [=] {
         out->release();
@@ -356,7 +381,7 @@ std::unique_ptr<PeerRun> hand::make(const Problem& p) {
     case KernelKind::SpGEMM: {
       auto out = std::make_shared<MallocCsr>();
       out->rows = A->rows;
-      auto f = sym<SpgemmFn>("spgemm");
+      auto f = sym<SpgemmFn>("spgemm", variant);
       const CsrMatrix* B = p.B;
       r->run = [=] {
         out->release();
@@ -371,7 +396,7 @@ std::unique_ptr<PeerRun> hand::make(const Problem& p) {
       const Csf3* T = p.T;
       auto out = std::make_shared<MallocCsr>();
       out->rows = T->dims[0];
-      auto f = sym<TtvFn>("ttv");
+      auto f = sym<TtvFn>("ttv", variant);
       r->run = [=] {
         out->release();
         f(T->dims[0], T->pos0.data(), T->crd0.data(), T->pos1.data(), T->crd1.data(), T->pos2.data(),
@@ -384,7 +409,7 @@ std::unique_ptr<PeerRun> hand::make(const Problem& p) {
       const Csf3* T = p.T;
       int64_t L = p.X->cols;
       auto y = std::make_shared<std::vector<double>>(T->dims[0] * L);
-      auto f = sym<MttkrpFn>("mttkrp");
+      auto f = sym<MttkrpFn>("mttkrp", variant);
       r->run = [=] {
         f(T->dims[0], L, T->pos0.data(), T->crd0.data(), T->pos1.data(), T->crd1.data(), T->pos2.data(),
           T->crd2.data(), T->vals.data(), p.X->v.data(), p.Y->v.data(), y->data());

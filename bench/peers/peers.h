@@ -105,7 +105,15 @@ std::unique_ptr<PeerRun> make(const Problem& p);
 void finalize();
 }  // namespace petsc
 namespace hand {
-std::unique_ptr<PeerRun> make(const Problem& p);
+/// How the hand loops are compiled: with tessel's default JIT flags (-O3 -march=native
+/// -falign-loops=64; "hand"), portably with -O3 ("hand-O3"), and portably with
+/// -O3 -ffast-math as TACO compiles its kernels ("hand-fastmath"). All with -fopenmp.
+enum class Flags { Native, O3, FastMath };
+/// The peer's name for a variant ("hand", "hand-O3", "hand-fastmath").
+const char* name(Flags f);
+/// The compiler flags of a variant.
+std::vector<std::string> flags(Flags f);
+std::unique_ptr<PeerRun> make(const Problem& p, Flags f = Flags::Native);
 /// STREAM triad a = b + s*c over n doubles on `threads` threads; bytes/second (24 n / t).
 double streamTriad(int threads);
 }  // namespace hand
