@@ -145,10 +145,12 @@ TEST_F(Cli, TimePrintsEveryPhase) {
     std::istringstream lines(r.err);
     std::vector<std::string> got;
     for (std::string l; std::getline(lines, l);) got.push_back(l);
-    // threads, schedule, read, pack, compile, assemble, compute (no -o, no --check).
-    ASSERT_EQ(got.size(), 7u) << r.err;
+    // threads, schedule, tuning, read, pack, compile, assemble, compute (no -o, no --check).
+    ASSERT_EQ(got.size(), 8u) << r.err;
     EXPECT_EQ(got[0], "threads: 1");
     EXPECT_EQ(got[1].rfind("schedule: ", 0), 0u) << got[1];
+    EXPECT_EQ(got[2].rfind("tuning: isa=", 0), 0u) << got[2];
+    got.erase(got.begin() + 2);
     EXPECT_EQ(got[2].rfind("read: ", 0), 0u) << got[2];
     EXPECT_EQ(got[3].rfind("pack: ", 0), 0u) << got[3];
     const std::string& l1 = got[4];

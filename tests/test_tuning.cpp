@@ -33,20 +33,22 @@ fs::path scratch(const std::string& name) {
 
 TEST(Tuning, BuiltInChoicesAreTheOldDefaultFlags) {
   CpuTuning t = tuningFromSettings("default");
-  EXPECT_EQ(t.settings(), "isa=native,gathers=on,short-gathers=on,gather-mean=12");
+  EXPECT_EQ(t.settings(), "isa=native,gathers=on,pairs=off,short-gathers=on,gather-mean=12");
   EXPECT_EQ(t.jitFlags(), jitDefaultFlags());  // the built-in choice adds no macro
   EXPECT_EQ(t.origin, "built-in choices");
 }
 
 TEST(Tuning, SettingsBecomeFlags) {
-  CpuTuning t = tuningFromSettings("isa=generic, gathers=off,short-gathers=on,gather-mean=20");
+  CpuTuning t = tuningFromSettings("isa=generic, gathers=off,pairs=on,short-gathers=on,gather-mean=20");
   EXPECT_FALSE(t.gathers);
+  EXPECT_TRUE(t.pairs);
   EXPECT_TRUE(t.shortGathers);
   EXPECT_EQ(t.gatherMean, 20);
   std::vector<std::string> f = t.jitFlags();
   EXPECT_TRUE(has(f, "-O3"));
   EXPECT_FALSE(std::any_of(f.begin(), f.end(), [](const std::string& x) { return x.rfind("-march", 0) == 0; }));
   EXPECT_TRUE(has(f, "-DTESSEL_USE_GATHERS=0"));
+  EXPECT_TRUE(has(f, "-DTESSEL_USE_PAIRS=1"));
   EXPECT_FALSE(has(f, "-DTESSEL_USE_SHORT_GATHERS=0"));
   EXPECT_TRUE(has(f, "-DTESSEL_GATHER_MEAN=20"));
   EXPECT_TRUE(has(tuningFromSettings("isa=x86-64-v3").jitFlags(), "-march=x86-64-v3"));
@@ -116,6 +118,7 @@ void expectVariantsAgree(const Format& f, bool regular, int threads) {
   const std::vector<double> expected = run("isa=generic,gathers=off,short-gathers=off");
   const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12;
   for (const char* s : {"default", "gathers=on,short-gathers=off,gather-mean=1", "gathers=off,short-gathers=on",
+                        "gathers=off,pairs=on,gather-mean=1", "gathers=off,pairs=on", "isa=generic,gathers=off,pairs=on",
                         "gathers=off,short-gathers=off", "isa=generic"}) {
     std::vector<double> got = run(s);
     for (int64_t r = 0; r < n; r++)
@@ -156,7 +159,8 @@ TEST(Tuning, EveryVariantComputesTheSameSpttv) {
     return v;
   };
   const std::vector<double> expected = run("isa=generic,gathers=off,short-gathers=off");
-  for (const char* s : {"gathers=on,short-gathers=off,gather-mean=1", "gathers=off,short-gathers=on"}) {
+  for (const char* s : {"gathers=on,short-gathers=off,gather-mean=1", "gathers=off,short-gathers=on",
+                        "gathers=off,pairs=on,gather-mean=1"}) {
     std::vector<double> got = run(s);
     for (int64_t p = 0; p < n * n; p++) ASSERT_NEAR(got[p], expected[p], 1e-12 * (1 + std::abs(expected[p]))) << s;
   }

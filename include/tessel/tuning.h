@@ -2,9 +2,10 @@
 // for the CPU a kernel runs on.
 //
 // tessel's generated C is the same on every machine; what differs is how it is compiled:
-// the instruction set (`-march`) and whether the AVX-512 gather helpers of sparse dot
-// products are used (on a Sapphire Rapids Xeon they ran SpMV 1.3-1.8x the scalar loop, on
-// a Zen 4 EPYC 0.6-0.75x). These choices are C macros and compiler flags, so a choice
+// the instruction set (`-march`) and how the sparse dot products of SpMV and SpTTV rows
+// run: AVX-512 gathers (on a Sapphire Rapids Xeon they ran SpMV 1.3-1.8x the scalar loop,
+// on a Zen 4 EPYC 0.6-0.75x), two-lane vector steps without gathers (1.2x the scalar
+// loop on Zen 4's long rows), or the scalar loop of two chains. These choices are C macros and compiler flags, so a choice
 // changes no source, only the JIT's flags and thereby its cache key.
 //
 // The first kernel compiled on a CPU model measures the choices (calibrateTuning: a
@@ -14,7 +15,7 @@
 //   - unset: the cached tuning, else calibrate and cache;
 //   - "calibrate": measure again and replace the cached tuning;
 //   - "default": tessel's built-in choices (native ISA, both gathers, mean 12), no measuring;
-//   - "isa=native,gathers=off,short-gathers=on,gather-mean=16": those settings over the
+//   - "isa=native,gathers=off,pairs=on,short-gathers=on,gather-mean=16": those settings over the
 //     built-in choices (isa: native, generic, or any -march value such as x86-64-v3).
 // `tessel tune` prints the tuning in use and its evidence; `tessel run --time` and
 // `tessel explain` name it.
@@ -29,6 +30,7 @@ namespace tessel {
 struct CpuTuning {
   std::string isa = "native";  ///< `-march=<isa>`; "generic": no -march (the compiler's baseline)
   bool gathers = true;         ///< 8-entry AVX-512 gather dot products on rows of mean >= gatherMean
+  bool pairs = false;          ///< two-lane steps on those rows where the gathers are not used
   bool shortGathers = true;    ///< 4-entry gathers on shorter rows of irregular lengths
   int gatherMean = 12;         ///< mean row length from which the 8-entry gathers are used
   std::string cpu;             ///< the CPU's model name
@@ -37,12 +39,13 @@ struct CpuTuning {
 
   /// The JIT flags of a kernel compiled with this tuning (base flags included).
   std::vector<std::string> jitFlags() const;
-  /// "isa=native,gathers=off,short-gathers=on,gather-mean=12" (TESSEL_TUNING's syntax).
+  /// "isa=native,gathers=off,pairs=on,short-gathers=on,gather-mean=12" (TESSEL_TUNING's syntax).
   std::string settings() const;
-  /// One line: the settings, the origin and the evidence.
+  /// One line: the settings, the CPU and the origin (`tessel tune` adds the evidence).
   std::string str() const;
   bool operator==(const CpuTuning& o) const {
-    return isa == o.isa && gathers == o.gathers && shortGathers == o.shortGathers && gatherMean == o.gatherMean;
+    return isa == o.isa && gathers == o.gathers && pairs == o.pairs && shortGathers == o.shortGathers &&
+           gatherMean == o.gatherMean;
   }
 };
 
@@ -51,10 +54,12 @@ struct CpuTuning {
 /// throws EnvironmentError for a malformed TESSEL_TUNING.
 const CpuTuning& hostTuning();
 
-/// Measures the choices on this CPU now: a generated CSR SpMV, compiled with and without
-/// the gathers, timed on synthetic rows of irregular lengths (long: mean 32; short: mean
-/// 6), interleaved, the least of several runs each. A variant is kept when it takes at
-/// most 0.95 of the other's time. Does not read or write the cache.
+/// Measures the choices on this CPU now: a generated CSR SpMV compiled three ways (the
+/// gathers, the pairs, the scalar loop), timed on synthetic rows of irregular lengths
+/// (long: mean 32; short: mean 6; each near the diagonal and scattered), interleaved, the
+/// least of several runs each. The long rows' faster vector form is kept when the
+/// geometric mean of its time over the scalar loop's is at most 0.95; the short rows'
+/// gathers likewise. Does not read or write the cache.
 CpuTuning calibrateTuning();
 
 /// Settings in TESSEL_TUNING's syntax over the built-in choices ("" or "default": those).

@@ -56,7 +56,8 @@ void applySettings(CpuTuning& t, const std::string& settings) {
     size_t eq = item.find('=');
     if (eq == std::string::npos)
       throw EnvironmentError("TESSEL_TUNING: '" + item +
-                             "' is not a setting (isa=..., gathers=on|off, short-gathers=on|off, gather-mean=N; "
+                             "' is not a setting (isa=..., gathers=on|off, pairs=on|off, short-gathers=on|off, "
+                             "gather-mean=N; "
                              "or one word: calibrate, default)");
     std::string key = item.substr(0, eq), v = item.substr(eq + 1);
     if (key == "isa") {
@@ -67,6 +68,8 @@ void applySettings(CpuTuning& t, const std::string& settings) {
       t.isa = v;
     } else if (key == "gathers") {
       t.gathers = parseSwitch(key, v);
+    } else if (key == "pairs") {
+      t.pairs = parseSwitch(key, v);
     } else if (key == "short-gathers") {
       t.shortGathers = parseSwitch(key, v);
     } else if (key == "gather-mean") {
@@ -77,7 +80,7 @@ void applySettings(CpuTuning& t, const std::string& settings) {
       t.gatherMean = static_cast<int>(n);
     } else {
       throw EnvironmentError("TESSEL_TUNING: unknown setting '" + key +
-                             "' (known: isa, gathers, short-gathers, gather-mean)");
+                             "' (known: isa, gathers, pairs, short-gathers, gather-mean)");
     }
   }
 }
@@ -191,21 +194,19 @@ std::vector<std::string> CpuTuning::jitFlags() const {
   if (isa != "generic") f.push_back("-march=" + isa);
   f.insert(f.end(), {"-falign-loops=64", "-fopenmp", "-std=gnu11"});
   if (!gathers) f.push_back("-DTESSEL_USE_GATHERS=0");
+  if (pairs) f.push_back("-DTESSEL_USE_PAIRS=1");
   if (!shortGathers) f.push_back("-DTESSEL_USE_SHORT_GATHERS=0");
   if (gatherMean != 12) f.push_back("-DTESSEL_GATHER_MEAN=" + std::to_string(gatherMean));
   return f;
 }
 
 std::string CpuTuning::settings() const {
-  return "isa=" + isa + ",gathers=" + (gathers ? "on" : "off") + ",short-gathers=" + (shortGathers ? "on" : "off") +
+  return "isa=" + isa + ",gathers=" + (gathers ? "on" : "off") + ",pairs=" + (pairs ? "on" : "off") +
+         ",short-gathers=" + (shortGathers ? "on" : "off") +
          ",gather-mean=" + std::to_string(gatherMean);
 }
 
-std::string CpuTuning::str() const {
-  std::string s = settings() + " for " + cpu + " (" + origin + ")";
-  if (!evidence.empty()) s += ": " + evidence;
-  return s;
-}
+std::string CpuTuning::str() const { return settings() + " for " + cpu + " (" + origin + ")"; }
 
 CpuTuning tuningFromSettings(const std::string& settings) {
   CpuTuning t;
@@ -224,52 +225,63 @@ CpuTuning calibrateTuning() {
   auto t0 = std::chrono::steady_clock::now();
   CpuTuning t;
   t.cpu = modelName();
-  // A CSR SpMV as tessel generates it, compiled with both gathers on and with both off
-  // (the two compiles at once: they are most of the cost).
+  // A CSR SpMV as tessel generates it, compiled three ways: the gathers (both kinds), the
+  // pairs, and neither (the compiles at once: they are most of the cost).
   constexpr int64_t n = 1 << 15;
   IndexVar i("i"), j("j");
   Tensor<double> x("x", {n}, DenseFormat(1));
   for (int64_t k = 0; k < n; k++) x.insert({k}, 1.0 + static_cast<double>(k % 7));
   x.pack();
-  CpuTuning off = t;
-  off.gathers = off.shortGathers = false;
+  CpuTuning gathers = t, pairs = t, scalar = t;
+  gathers.gathers = gathers.shortGathers = true;
+  pairs.gathers = pairs.shortGathers = false;
+  pairs.pairs = true;
+  scalar.gathers = scalar.shortGathers = false;
   Tensor<double> probe("y", {n}, DenseFormat(1));
   Tensor<double> shape = syntheticRows(n, n, 1, 1, 0, 1);
   probe(i) = shape(i, j) * x(j);
-  JitOptions onFlags, offFlags;
-  onFlags.flags = t.jitFlags();
-  offFlags.flags = off.jitFlags();
-  auto compileOff = std::async(std::launch::async, [&] { return Kernel::compile(probe.assignment(), {}, offFlags); });
-  std::vector<std::shared_ptr<Kernel>> kernels = {Kernel::compile(probe.assignment(), {}, onFlags), compileOff.get()};
+  auto compile = [&](const CpuTuning& v) {
+    JitOptions o;
+    o.flags = v.jitFlags();
+    return Kernel::compile(probe.assignment(), {}, o);
+  };
+  auto second = std::async(std::launch::async, [&] { return compile(pairs); });
+  auto third = std::async(std::launch::async, [&] { return compile(scalar); });
+  std::vector<std::shared_ptr<Kernel>> kernels = {compile(gathers), second.get(), third.get()};
 
-  // Long rows (mean 32: the 8-entry gathers) and short ones (mean 6: the 4-entry
-  // gathers), each near the diagonal and scattered; a kind is kept when the geometric
-  // mean of its time ratios is at most 0.95.
+  // Long rows (mean 32: the 8-entry gathers or the pairs) and short ones (mean 6: the
+  // 4-entry gathers), each near the diagonal and scattered.
   struct Case {
     int64_t rows;
     int lo, hi;
     int64_t band;
   };
   const Case cases[] = {{4096, 16, 48, 128}, {4096, 16, 48, 0}, {n, 1, 11, 16}, {n, 1, 11, 0}};
-  double ratio[4];
-  std::string evidence[4];
+  double logRatio[2][2] = {{0, 0}, {0, 0}};  // [long, short][gathers, pairs] over scalar
+  std::string evidence;
+  const char* names[] = {"mean 32 banded", "mean 32 scattered", "mean 6 banded", "mean 6 scattered"};
   for (int c = 0; c < 4; c++) {
     const Case& k = cases[c];
     Tensor<double> B = syntheticRows(k.rows, n, k.lo, k.hi, k.band, 7 + c);
     Tensor<double> y("y", {k.rows}, DenseFormat(1));
     y(i) = B(i, j) * x(j);
     std::vector<double> least = leastTimes(kernels, y.assignment(), 15);
-    ratio[c] = least[0] / least[1];
-    evidence[c] = ms(least[0]) + " vs " + ms(least[1]);
+    logRatio[c / 2][0] += std::log(least[0] / least[2]) / 2;
+    logRatio[c / 2][1] += std::log(least[1] / least[2]) / 2;
+    evidence += std::string(c ? "; " : "") + names[c] + ": gathers " + ms(least[0]) +
+                (c < 2 ? ", pairs " + ms(least[1]) : "") + ", scalar " + ms(least[2]);
   }
-  t.gathers = std::sqrt(ratio[0] * ratio[1]) <= 0.95;
-  t.shortGathers = std::sqrt(ratio[2] * ratio[3]) <= 0.95;
+  // The long rows' form: the faster of gathers and pairs, if it beats the scalar loop.
+  const double keep = std::log(0.95);
+  const bool gathersWin = logRatio[0][0] <= logRatio[0][1];
+  t.gathers = gathersWin && logRatio[0][0] <= keep;
+  t.pairs = !gathersWin && logRatio[0][1] <= keep;
+  t.shortGathers = logRatio[1][0] <= keep;
   double took = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   char buf[64];
   std::snprintf(buf, sizeof buf, "calibrated in %.2f s", took);
   t.origin = buf;
-  t.evidence = "SpMV with gathers vs scalar, rows of mean 32 banded " + evidence[0] + ", scattered " + evidence[1] +
-               "; mean 6 banded " + evidence[2] + ", scattered " + evidence[3];
+  t.evidence = "SpMV rows of " + evidence;
   return t;
 }
 

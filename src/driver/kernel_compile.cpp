@@ -7,6 +7,7 @@
 #include "driver/stages.h"
 #include "runtime/kernel_stages.h"
 #include "tessel/kernel.h"
+#include "tessel/tuning.h"
 
 namespace tessel {
 
@@ -63,6 +64,8 @@ std::shared_ptr<Kernel> Kernel::compile(const Assignment& given, const Schedule&
   const Assignment a = driver::withMaskForm(given);
   driver::PipelineOptions opt;
   opt.jit = jit;
+  // The host CPU's tuning decides the flags unless the caller gave them.
+  if (opt.jit.flags.empty()) opt.jit.flags = hostTuning().jitFlags();
   driver::CompiledStages compiled = driver::compilePipeline(a, schedule, opt);
   std::shared_ptr<Kernel> k(new Kernel());
   k->impl_ = std::make_unique<Impl>();

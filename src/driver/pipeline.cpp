@@ -6,7 +6,6 @@
 #include "ir/print.h"
 #include "lower/lower_loops.h"
 #include "tessel/error.h"
-#include "tessel/tuning.h"
 
 namespace tessel::driver {
 
@@ -53,10 +52,6 @@ CompiledStages compilePipeline(const Assignment& a, const Schedule& schedule, co
   auto observe = [&](const std::string& pass, const auto& text) {
     if (opt.observe) opt.observe(pass + suffix, text());
   };
-
-  // The JIT's flags: the host CPU's tuning unless the caller gave flags.
-  JitOptions jit = opt.jit;
-  if (jit.flags.empty() && opt.until == Until::Loaded) jit.flags = hostTuning().jitFlags();
 
   // 0. stages: precomputed sub-expressions, `A += sum` as T = sum then A += T
   Stages st;
@@ -128,7 +123,7 @@ CompiledStages compilePipeline(const Assignment& a, const Schedule& schedule, co
     }
     if (opt.until == Until::Loaded) {
       // 10. JIT: compile with the system compiler (or take from the cache) and load
-      cs.module = jitCompile(cs.source, jit);
+      cs.module = jitCompile(cs.source, opt.jit);
       observe("after JIT compile", [&] {
         return cs.module->path() + (cs.module->cacheHit() ? " (from the cache)" : "") + "\n";
       });

@@ -108,20 +108,24 @@ static inline int64_t tessel_pos_at(const void* pos, int wide, int64_t r) {
    1.1x). Lanes sum p - lo mod 8 (16), then a fixed tree: the order depends on the bounds
    only. Without AVX-512 (F and VL) the flags are constant false and the scalar fallbacks
    are never called. Whether they pay depends on the CPU (on Zen 4 the 8-entry gathers
-   ran 0.74x the scalar loop on bcsstk33): the host's tuning (tessel/tuning.h) turns
-   each kind off with -DTESSEL_USE_GATHERS=0 / -DTESSEL_USE_SHORT_GATHERS=0, and sets
-   the mean row length from which the 8-entry ones are used (-DTESSEL_GATHER_MEAN). */
+   ran 0.74x the scalar loop on bcsstk33): the host's tuning (tessel/tuning.h) picks,
+   with -D flags, the long rows' dot product (TESSEL_USE_GATHERS: these gathers;
+   TESSEL_USE_PAIRS: the two-lane steps below; neither: the scalar loop of two chains),
+   whether the short rows' gathers are used (TESSEL_USE_SHORT_GATHERS), and the mean
+   row length from which a row is long (TESSEL_GATHER_MEAN). */
 #ifndef TESSEL_USE_GATHERS
 #define TESSEL_USE_GATHERS 1
+#endif
+#ifndef TESSEL_USE_PAIRS
+#define TESSEL_USE_PAIRS 0
 #endif
 #ifndef TESSEL_USE_SHORT_GATHERS
 #define TESSEL_USE_SHORT_GATHERS 1
 #endif
 #if defined(__AVX512F__) && defined(__AVX512VL__)
 #include <immintrin.h>
-#define TESSEL_GATHER_DOT TESSEL_USE_GATHERS
-#define TESSEL_SHORT_GATHERS TESSEL_USE_SHORT_GATHERS
-static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
+#define TESSEL_AVX512_GATHERS 1
+static inline double tessel_avx512_dot_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
                                            const double* restrict v, const double* restrict x) {
   __m512d acc = _mm512_setzero_pd();
   int64_t p = lo;
@@ -135,7 +139,7 @@ static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t
   acc = _mm512_fmadd_pd(_mm512_maskz_loadu_pd(m, v + p), xj, acc);
   return _mm512_reduce_add_pd(acc);
 }
-static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t* restrict crd,
+static inline float tessel_avx512_dot_f32(int64_t lo, int64_t hi, const int32_t* restrict crd,
                                           const float* restrict v, const float* restrict x) {
   __m512 acc = _mm512_setzero_ps();
   int64_t p = lo;
@@ -183,10 +187,53 @@ static inline float tessel_gather_dot4_f32(int64_t lo, int64_t hi, const int32_t
   return _mm_cvtss_f32(_mm_add_ss(h, _mm_shuffle_ps(h, h, 1)));
 }
 #else
+#define TESSEL_AVX512_GATHERS 0
+#endif
+#if TESSEL_AVX512_GATHERS && TESSEL_USE_GATHERS
+#define TESSEL_GATHER_DOT 1
+#define tessel_gather_dot_f64 tessel_avx512_dot_f64
+#define tessel_gather_dot_f32 tessel_avx512_dot_f32
+#elif TESSEL_USE_PAIRS
+/* Two-lane steps (four for float) without gathers: each step loads two entries' values
+   as a vector, builds x's two entries from scalar loads, and adds both products to one
+   vector accumulator, two steps an iteration: fewer instructions per entry than the
+   scalar loop and one add (not a fused multiply-add) on the loop-carried chain. On Zen 4
+   SpMV ran 1.2x the two-chain scalar loop on bcsstk33 (mean 34) and bcsstk13. Lanes sum
+   p - lo mod 2 (4), then the rest in order: the order depends on the bounds only. */
+#define TESSEL_GATHER_DOT 1
+typedef double tessel_v2d __attribute__((vector_size(16)));
+typedef float tessel_v4f __attribute__((vector_size(16)));
+static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
+                                           const double* restrict v, const double* restrict x) {
+  tessel_v2d acc = {0, 0};
+  int64_t p = lo;
+  for (; hi - p >= 4; p += 4) {
+    tessel_v2d v0, v1, x0 = {x[crd[p]], x[crd[p + 1]]}, x1 = {x[crd[p + 2]], x[crd[p + 3]]};
+    __builtin_memcpy(&v0, v + p, sizeof v0);  /* an unaligned vector load, no aliasing */
+    __builtin_memcpy(&v1, v + p + 2, sizeof v1);
+    acc += v0 * x0 + v1 * x1;
+  }
+  double s = acc[0] + acc[1];
+  for (; p < hi; p++) s += v[p] * x[crd[p]];
+  return s;
+}
+static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t* restrict crd,
+                                          const float* restrict v, const float* restrict x) {
+  tessel_v4f acc = {0, 0, 0, 0};
+  int64_t p = lo;
+  for (; hi - p >= 8; p += 8) {
+    tessel_v4f x0 = {x[crd[p]], x[crd[p + 1]], x[crd[p + 2]], x[crd[p + 3]]};
+    tessel_v4f x1 = {x[crd[p + 4]], x[crd[p + 5]], x[crd[p + 6]], x[crd[p + 7]]}, v0, v1;
+    __builtin_memcpy(&v0, v + p, sizeof v0);
+    __builtin_memcpy(&v1, v + p + 4, sizeof v1);
+    acc += v0 * x0 + v1 * x1;
+  }
+  float s = (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  for (; p < hi; p++) s += v[p] * x[crd[p]];
+  return s;
+}
+#else
 #define TESSEL_GATHER_DOT 0
-#define TESSEL_SHORT_GATHERS 0
-#define tessel_gather_dot4_f64 tessel_gather_dot_f64
-#define tessel_gather_dot4_f32 tessel_gather_dot_f32
 static inline double tessel_gather_dot_f64(int64_t lo, int64_t hi, const int32_t* restrict crd,
                                            const double* restrict v, const double* restrict x) {
   double acc = 0;
@@ -199,6 +246,15 @@ static inline float tessel_gather_dot_f32(int64_t lo, int64_t hi, const int32_t*
   for (int64_t p = lo; p < hi; p++) acc += v[p] * x[crd[p]];
   return acc;
 }
+#endif
+#if TESSEL_AVX512_GATHERS && TESSEL_USE_SHORT_GATHERS
+#define TESSEL_SHORT_GATHERS 1
+#else
+#define TESSEL_SHORT_GATHERS 0
+#if !TESSEL_AVX512_GATHERS
+#define tessel_gather_dot4_f64 tessel_gather_dot_f64
+#define tessel_gather_dot4_f32 tessel_gather_dot_f32
+#endif
 #endif
 /* Whether sparse dot products over `entries` entries in `segments` rows use the gathers:
    rows of TESSEL_GATHER_MEAN (12) or more entries on average. */
