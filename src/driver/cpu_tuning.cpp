@@ -26,7 +26,7 @@ namespace tessel {
 
 namespace {
 
-constexpr const char* kCacheVersion = "tessel-tuning-v1";
+constexpr const char* kCacheVersion = "tessel-tuning-v2";  // v2: pairs
 
 std::string modelName() {
   const std::string& id = jitHostCpuIdentity();
