@@ -294,6 +294,28 @@ TEST_F(CliRun, TypesFromTheCommandLine) {
   std::ifstream iin(iy);
   std::string itext((std::istreambuf_iterator<char>(iin)), std::istreambuf_iterator<char>());
   EXPECT_EQ(itext, "# tessel dims: 3\n1 2\n2 3\n3 2147483647\n");
+  // --check reads an integer output's extremes as the semiring's infinities (the row
+  // without entries: +inf under min, -inf under max), as the reference writes them.
+  for (const char* type : {"int32", "int64"})
+    for (const char* semiring : {"min_plus", "max_plus", "min_second"}) {
+      Result k = run({"run", "y(i) = A(i,j) * x(j)", "-i", "A:" + (dir_ / "ig.mtx").string(), "-i",
+                      "x:" + (dir_ / "iv.tns").string(), "-t", std::string("A:") + type, "-t",
+                      std::string("x:") + type, "-t", std::string("y:") + type, "--semiring", semiring, "--check"});
+      EXPECT_EQ(k.code, 0) << type << " " << semiring << ": " << k.err;
+    }
+  // y += A x under any_pair: any's result is its right operand, the new value (1 where
+  // the row has entries), in the kernel and in the reference alike.
+  {
+    std::ofstream(dir_ / "y0.tns") << "1 5\n2 5\n3 5\n";
+  }
+  std::string ay = (dir_ / "ay.tns").string();
+  Result any = run({"run", "y(i) += A(i,j) * x(j)", "-i", "A:" + (dir_ / "ig.mtx").string(), "-i",
+                    "x:" + (dir_ / "iv.tns").string(), "-i", "y:" + (dir_ / "y0.tns").string(), "--semiring",
+                    "any_pair", "--check", "-o", "y:" + ay});
+  ASSERT_EQ(any.code, 0) << any.err;
+  std::ifstream ain(ay);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(ain)), std::istreambuf_iterator<char>()),
+            "# tessel dims: 3\n1 1\n2 1\n3 5\n");
   // An integer output of float operands would truncate them (0.5 * 4 as 0): refused,
   // naming both; integer operands into a float output are exact.
   expectUserError(run({"run", "y(i) = A(i,j) * x(j)", "-t", "y:int32", "-g", "A:uniform:5,5,2", "-g", "x:dense:5"}),

@@ -135,11 +135,18 @@ class Evaluator {
       for (auto it = out.begin(); it != out.end();) it = allowed(it->first) ? std::next(it) : out.erase(it);
     }
 
-    // `+=` adds the output's current values.
+    // `+=` adds the output's current values: old + new, in that order (any's result is
+    // its right operand, the new value, as the kernels compute A = A + e).
     if (a_.accumulate) {
       Relation cur = accessRelation(lhs);
-      for (const auto& [c, v] : cur.rows)
-        if (!a_.mask.defined() || !a_.mask.replace || allowed(c)) addTo(out, c, v);
+      for (const auto& [c, v] : cur.rows) {
+        if (a_.mask.defined() && a_.mask.replace && !allowed(c)) continue;
+        auto it = out.find(c);
+        if (it == out.end())
+          out.emplace(c, v);
+        else
+          it->second = plus(v, it->second);
+      }
     }
 
     CooData result;
