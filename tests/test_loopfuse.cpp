@@ -304,7 +304,7 @@ TEST(LoopFuse, Rejections) {
   t.emplace("H", makeTensor("H", randomCoo({5, 2}, 1, rng), fmt("ds")));
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(q)", {"loopfuse(q)", "unknown index variable q"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(l)", {"loopfuse(l)", "splits nothing"});
-  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(i),loopfuse(j)", {"loopfuse(j)", "only one"});
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),loopfuse(i)", {"loopfuse(i)", "encloses an earlier fusion"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j,B)", {"loopfuse(j,B)", "name that no tensor"});
   expectScheduleRejected(t, kSddmmSpmm, "split(i,i0,i1,2),loopfuse(j)", {"loopfuse(j)", "unsplit"});
   // Every factor uses the output's variables below i: nothing left to produce.

@@ -46,6 +46,10 @@ struct ScheduleCommand {
   /// and loopfuse: the temporary's name (loopfuse: empty for the default name).
   std::string tensor;
   IndexExpr expr;      ///< precompute of a sub-expression (no vars then)
+  /// precompute of a sub-expression: store the temporary in the format of this factor of
+  /// the sub-expression (its pattern: the product is zero where it has no entry) instead
+  /// of dense; empty for dense.
+  std::string storedLike;
   int64_t amount = 0;  ///< split: block size; divide: pieces; unroll: factor; bound: extent
   OutputRace race = OutputRace::NoRaces;
   BoundKind boundKind = BoundKind::MaxExact;
@@ -83,6 +87,11 @@ class Schedule {
   /// y(i) = A(i,j) * B(j,k) * x(k) into t(j) = B(j,k) * x(k), then y(i) = A(i,j) * t(j).
   /// e is matched by its printed form, or as some of the factors of a product.
   Schedule& precompute(const IndexExpr& e, const std::string& temporary);
+  /// precompute(e, temporary) into a temporary stored like `pattern`, a factor of the
+  /// product e indexed by exactly the temporary's variables, in their order: SDDMM's
+  /// T(i,j) = B(i,j) * C(i,k) * D(j,k) in B's sparse format, nnz(B) values instead of a
+  /// dense m x n. Text: precompute(e,t,B) where B names a tensor, not an index variable.
+  Schedule& precomputeLike(const IndexExpr& e, const std::string& temporary, const std::string& pattern);
   /// Compute `e` (some of the factors of the right-hand side's product) inside the loop
   /// over `at`, once per iteration of the loops down to it, into a dense temporary over
   /// e's variables that the loops below `at` bind and the rest uses (its variables used
