@@ -11,8 +11,9 @@
 // The cost model counts multiplies (innermost iterations times the factors multiplied
 // there; a loop over a sparse level runs its average fiber length, read from the bound
 // tensor; a dense loop its extent), a fused temporary its length to zero, and the
-// separate T its traffic: each entry written and read back, dearer beyond the last-level
-// cache. It picks the cheapest plan that lowers, when that does at most 80% of the
+// separate T its traffic: each entry written and read back (a dense T's dearer), dearer
+// beyond the last-level cache; a fused nest's multiplies a little dearer than a separate
+// kernel's. It picks the cheapest plan that lowers, when that does at most 80% of the
 // perfect nest's work. Then, for threads > 1, the outermost loop runs in parallel (rows
 // in blocks), else the parallel default of defaultParallelSchedule.
 #include <unistd.h>
@@ -54,14 +55,17 @@ struct Plan {
   std::string what;                 ///< for the reason
 };
 
-// Calibration, on this VM's SparseLNR 6.2 kernels (bench_loopfuse, 1 thread): a separate
-// kernel's multiplies run about 10% faster than a fused nest's (the separate SpMM and
-// GEMM get unroll-and-jam over rows, the fused consumer runs once per producer
-// iteration); a temporary's entry written and read back costs about one multiply in
-// cache and several beyond it.
+// Calibration, from bench_loopfuse at 1 thread on a 2-core AMD EPYC (Zen 4) VM, noisy: a
+// separate kernel's multiplies run about 10% faster than a fused nest's (the separate
+// SpMM gets unroll-and-jam over rows; the fused consumer runs once per producer
+// iteration), so <SDDMM, SpMM>, whose T is stored like B, ran separate 0.68-1.05x the
+// fused time. A dense T costs far more per entry than its two accesses (zeroed, stored
+// and read back whole): <SpMM, GEMM>'s separate kernels ran 0.9-1.8x the fused nest's
+// time, about 20 multiplies per entry of T. Beyond the last-level cache, 4x that.
 constexpr double kFusedOverhead = 1.1;
-constexpr double kTrafficInCache = 1.0;
-constexpr double kTrafficBeyondCache = 6.0;
+constexpr double kTrafficSparse = 1.0;   ///< per entry of a T stored like a sparse factor
+constexpr double kTrafficDense = 20.0;   ///< per entry of a dense T
+constexpr double kBeyondCache = 4.0;
 
 bool has(const std::vector<IndexVar>& vs, const IndexVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
 
@@ -73,9 +77,12 @@ std::vector<IndexVar> varsOf(const std::vector<Factor>& fs) {
   return out;
 }
 
+/// The last-level cache one core sees: at most 32 MB, since some VMs report the whole
+/// chip's L3 (320 MB on the 2-core EPYC VM) where one core uses its CCX's 32 MB.
 int64_t lastLevelCacheBytes() {
+  const int64_t most = int64_t{32} << 20;
   long b = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  return b > 0 ? b : int64_t{32} << 20;
+  return b > 0 ? std::min<int64_t>(b, most) : most;
 }
 
 class CostModel {
@@ -175,8 +182,8 @@ class CostModel {
         for (const IndexVar& v : tvars) entries *= static_cast<double>(extentOf(a_, v));
       }
       const double bytes = entries * (s.like >= 0 ? 12.0 : 8.0);  // values, and a sparse T's coordinates
-      const double traffic = entries * (bytes > static_cast<double>(lastLevelCacheBytes()) ? kTrafficBeyondCache
-                                                                                           : kTrafficInCache);
+      const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) *
+                             (bytes > static_cast<double>(lastLevelCacheBytes()) ? kBeyondCache : 1.0);
       s.cost = first + second + traffic;
       std::ostringstream w;
       w << (s.like >= 0 ? "stored like " + p_.inputs[static_cast<size_t>(s.like)].node->tensor.name() : "dense") << ", "
