@@ -306,7 +306,8 @@ TEST(LoopFuse, Rejections) {
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(l)", {"loopfuse(l)", "splits nothing"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),loopfuse(i)", {"loopfuse(i)", "encloses an earlier fusion"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j,B)", {"loopfuse(j,B)", "name that no tensor"});
-  expectScheduleRejected(t, kSddmmSpmm, "split(i,i0,i1,2),loopfuse(j)", {"loopfuse(j)", "unsplit"});
+  expectScheduleRejected(t, kSddmmSpmm, "split(k,k0,k1,2),loopfuse(j)", {"loopfuse(j)", "below j unsplit"});
+  expectScheduleRejected(t, kSddmmSpmm, "split(i,i0,i1,2),loopfuse(i0)", {"loopfuse(i0)", "outer loop of a split"});
   // Every factor uses the output's variables below i: nothing left to produce.
   expectScheduleRejected(t, "A(i,l) = G(i,l) * H(i,l)", "loopfuse(i)", {"loopfuse(i)", "splits nothing"});
   // A sum the fusion would break: k and l, which only the producer uses, run outside j.

@@ -201,3 +201,28 @@ TEST(LoopFuseNested, Rejections) {
   // The first fusion's own error comes first.
   expectScheduleRejected(t, kTriple, "loopfuse(k),loopfuse(l)", {"loopfuse(k)", "does not enclose the sum over j"});
 }
+
+TEST(LoopFuseNested, ComposesWithLoopsOutsideTheFusion) {
+  // reorder below the fusion point, split / divide / pos / fuse of loops outside it, and
+  // parallelize of the outer shared loop, before one or two fusions.
+  std::mt19937_64 rng(8);
+  const std::string sddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
+  std::vector<Operand> pair = {{"B", randomCoo({9, 8}, 0.4, rng), fmt("ds")},
+                               {"C", randomCoo({9, 4}, 1, rng), fmt("dd")},
+                               {"D", randomCoo({8, 4}, 1, rng), fmt("dd")},
+                               {"E", randomCoo({8, 3}, 1, rng), fmt("dd")}};
+  for (const char* s : {"reorder(l,k),loopfuse(j),parallelize(i)", "split(i,i0,i1,4),parallelize(i0),loopfuse(j)",
+                        "divide(i,i0,i1,2),parallelize(i0),loopfuse(i1)", "pos(j,jp,B),loopfuse(jp)",
+                        "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,8),parallelize(p0,cpu_thread,atomics),loopfuse(j)"}) {
+    SCOPED_TRACE(s);
+    expectAllThreads(sddmmSpmm, pair, DenseFormat(2), s);
+  }
+  std::vector<Operand> in = tripleOperands(rng, 9, 8, 4, 3, 5, 0.4);
+  for (const char* s : {"split(i,i0,i1,4),parallelize(i0),loopfuse(i1),loopfuse(j)",
+                        "divide(i,i0,i1,2),loopfuse(i1),loopfuse(j),parallelize(i0)"}) {
+    SCOPED_TRACE(s);
+    expectAllThreads(kTriple, in, DenseFormat(2), s);
+  }
+  std::map<std::string, TensorBase> t = tensorsOf(in, "A", {9, 5});
+  expectScheduleRejected(t, kTriple, "split(j,j0,j1,2),loopfuse(i),loopfuse(j1)", {"loopfuse(i)", "below i unsplit"});
+}

@@ -502,9 +502,22 @@ class Scheduler {
   LocalTemporary localTemporary(const Site& site, const ScheduleCommand& c) {
     const IndexVar& at = c.vars[0];
     const int d = site.at->depth;
-    for (const Loop& l : nest_.loops)
-      if (l.kind != Loop::Kind::Coord || l.posAccess >= 0)
-        fail("a temporary at a loop needs the loops unsplit (no split, divide, pos or fuse before it)");
+    // Loops outside `at` may be split or iterate positions (they only choose which
+    // iterations of the shared loops run); below it the producer and consumer each
+    // re-run their own loops, which must bind one variable each.
+    if (site.at->loop.kind != Loop::Kind::Coord)
+      fail(at.name() + " is the outer loop of a split; fuse at a loop over coordinates");
+    for (size_t e = 0; e < nest_.loops.size(); e++) {
+      const Loop& l = nest_.loops[e];
+      if (static_cast<int>(e) > d && (l.kind != Loop::Kind::Coord || l.posAccess >= 0))
+        fail("a temporary at a loop needs the loops below " + at.name() +
+             " unsplit (split, divide, pos or fuse only loops outside it; " + l.var.name() + " runs below)");
+      if (static_cast<int>(e) <= d && l.kind == Loop::Kind::Chunk)
+        for (const IndexVar& v : l.touches())
+          if (nest_.coordLoopOf(v) > d)
+            fail("a temporary at a loop needs the loops below " + at.name() + " unsplit (" + l.var.name() +
+                 " splits " + v.name() + ", which runs below " + at.name() + ")");
+    }
     std::vector<IndexExpr> have, want;
     factorsOf(site.leaf->rhs, have);
     factorsOf(c.expr, want);
