@@ -324,22 +324,22 @@ TEST(LoopFuse, Rejections) {
 }
 
 TEST(LoopFuse, AutomaticChoice) {
-  // With data bound, the cost model computes <SDDMM, SpMM> as separate kernels (SDDMM's
-  // output stored like B: nnz x (K + L) multiplies and nnz entries of traffic, against the
-  // fused nest's nnz x (K + L) at a fused nest's overhead) and leaves SpMV and a
-  // two-factor product alone.
+  // With data bound, the cost model fuses a small <SDDMM, SpMM> (a second kernel call
+  // costs more than the fused nest's overhead) and computes a larger one as separate
+  // kernels (SDDMM's output stored like B: nnz x (K + L) multiplies and nnz entries of
+  // traffic, against the same multiplies at a fused nest's overhead); it leaves SpMV and
+  // a two-factor product alone.
   std::mt19937_64 rng(8);
   std::map<std::string, TensorBase> t = sddmmSpmmTensors(rng, 60, 50, 16, 8, 0.1);
   t.emplace("x", makeTensor("x", randomCoo({50}, 1, rng), DenseFormat(1)));
   t.emplace("y", TensorBase("y", Datatype::Float64, {60}, DenseFormat(1)));
   Assignment a = parseAssignment(kSddmmSpmm, t);
   ScheduleChoice c = defaultSchedule(a, 1);
-  EXPECT_EQ(c.schedule.str(), "precompute(B(i,j) * C(i,k) * D(j,k),T,B)");
-  EXPECT_NE(c.reason.find("separate kernels: T = B(i,j) * C(i,k) * D(j,k) (stored like B"), std::string::npos)
-      << c.reason;
-  EXPECT_NE(c.reason.find("the fused nest's"), std::string::npos) << c.reason;
+  EXPECT_EQ(c.schedule.str(), "loopfuse(j)");
+  EXPECT_NE(c.reason.find("cost model"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("separate kernels'"), std::string::npos) << c.reason;
   ScheduleChoice two = defaultSchedule(a, 2);
-  EXPECT_EQ(two.schedule.str(), "precompute(B(i,j) * C(i,k) * D(j,k),T,B),parallelize(i,cpu_thread,no_races)");
+  EXPECT_EQ(two.schedule.str(), "loopfuse(j),parallelize(i,cpu_thread,no_races)");
   Kernel::compile(a, two.schedule)->run(a, 2);
   std::string why;
   EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
@@ -348,6 +348,18 @@ TEST(LoopFuse, AutomaticChoice) {
   // A k and l of one: fusing saves nothing, so the perfect nest stays.
   std::map<std::string, TensorBase> s = sddmmSpmmTensors(rng, 60, 50, 1, 1, 0.1);
   EXPECT_TRUE(defaultSchedule(parseAssignment(kSddmmSpmm, s), 1).schedule.empty());
+
+  std::map<std::string, TensorBase> big = sddmmSpmmTensors(rng, 300, 250, 32, 32, 0.1);
+  Assignment b = parseAssignment(kSddmmSpmm, big);
+  for (int threads : {1, 2}) {
+    ScheduleChoice sep = defaultSchedule(b, threads);
+    EXPECT_EQ(sep.schedule.str().substr(0, 40), "precompute(B(i,j) * C(i,k) * D(j,k),T,B)") << sep.schedule.str();
+    EXPECT_NE(sep.reason.find("separate kernels: T = B(i,j) * C(i,k) * D(j,k) (stored like B"), std::string::npos)
+        << sep.reason;
+    EXPECT_NE(sep.reason.find("the fused nest's"), std::string::npos) << sep.reason;
+    Kernel::compile(b, sep.schedule)->run(b, threads);
+    EXPECT_TRUE(tensorsClose(referenceEvaluate(b), big.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+  }
 }
 
 TEST(LoopFuse, AutomaticChoiceFusesTwice) {

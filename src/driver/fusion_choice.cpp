@@ -66,6 +66,10 @@ constexpr double kFusedOverhead = 1.1;
 constexpr double kTrafficSparse = 1.0;   ///< per entry of a T stored like a sparse factor
 constexpr double kTrafficDense = 20.0;   ///< per entry of a dense T
 constexpr double kBeyondCache = 4.0;
+/// A second kernel call, its temporary's allocation and its stage's parallel schedule:
+/// about 10-20 us on the VM (the separate <MTTKRP, GEMM> chosen on kg-nations, 20 us in
+/// all, ran 1.5x the fused nest).
+constexpr double kSeparateCall = 5e4;
 
 bool has(const std::vector<IndexVar>& vs, const IndexVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
 
@@ -184,7 +188,7 @@ class CostModel {
       const double bytes = entries * (s.like >= 0 ? 12.0 : 8.0);  // values, and a sparse T's coordinates
       const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) *
                              (bytes > static_cast<double>(lastLevelCacheBytes()) ? kBeyondCache : 1.0);
-      s.cost = first + second + traffic;
+      s.cost = first + second + traffic + kSeparateCall;
       std::ostringstream w;
       w << (s.like >= 0 ? "stored like " + p_.inputs[static_cast<size_t>(s.like)].node->tensor.name() : "dense") << ", "
         << entries << " entries";
