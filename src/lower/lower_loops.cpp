@@ -18,6 +18,7 @@
 #include "lower/merge_tuner.h"
 #include "lower/output_assembly.h"
 #include "lower/position_search.h"
+#include "lower/prefetch.h"
 #include "lower/semiring_ir.h"
 #include "lower/symbols.h"
 #include "tessel/error.h"
@@ -358,33 +359,6 @@ class LoopLowerer {
     // Branch-free for unique levels: merged coordinates are unpredictable.
     if (it.unique) return assign(it.pos, add(it.pos, cast(i64(), eq(it.crd, v))));
     return ifThen(eq(it.crd, v), assign(it.pos, it.seg));
-  }
-
-  /// Software prefetch before an innermost loop over one segment of positions (SpMV's
-  /// row): one hint per segment, kPrefetchAhead positions ahead in its crd (and, at the
-  /// last level, vals) arrays. Rows of a few entries end each stream before the hardware
-  /// prefetcher runs ahead; the hints keep more lines in flight, 10-25% faster when the
-  /// arrays stream from memory. They fetch into every cache level (locality 3): on an
-  /// Intel Xeon non-temporal hints made SpMV 1.5x slower (L1-only fills evicted before
-  /// use). In cache they only cost issue slots (about 8%), so a flag
-  /// set once per call, for levels of at least kPrefetchEntries positions and
-  /// kPrefetchMeanSegment per segment, enables them.
-  Stmt prefetchAhead(int a, int k, const Expr& begin) {
-    int arg = p_.inputs[a].arg;
-    LevelArrays arr = sym_.arrays(arg, k);
-    if (!arr.crd || !arr.pos) return block({});
-    Expr flag = var(sym_.fresh(sym_.tensorName(arg) + std::to_string(k) + "_streams"), scalar(Datatype::Bool));
-    Expr entries = sym_.tensorField(arg, "crd_size", k), segments = sym_.tensorField(arg, "pos_size", k);
-    // Segments of a few entries (CSF fibers of 2-3) would issue more hints than lines.
-    streamFlags_.push_back(decl(flag, land(binary(ExprOp::Ge, entries, intImm(kPrefetchEntries)),
-                                           binary(ExprOp::Ge, entries, mul(intImm(kPrefetchMeanSegment), segments)))));
-    auto hint = [&](const Expr& array) {
-      return evaluate(call("__builtin_prefetch", {add(array, add(begin, intImm(kPrefetchAhead))), intImm(0), intImm(3)},
-                           scalar(Datatype::Int32)));
-    };
-    std::vector<Stmt> hints = {hint(arr.crd)};
-    if (k + 1 == static_cast<int>(p_.inputs[a].levelVars.size())) hints.push_back(hint(sym_.vals(arg)));
-    return ifThen(flag, block(hints));
   }
 
   // ---- loops ---------------------------------------------------------------------------
@@ -795,7 +769,7 @@ class LoopLowerer {
       int a = *its.begin();
       std::vector<Stmt> body = {decl(vv, coordAt(env, a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
       if (d->depth > 0 && d->depth + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
-        s.push_back(prefetchAhead(a, static_cast<int>(env.in[a].size()), iv[a].beginValue));
+        s.push_back(prefetchAhead(p_, sym_, a, static_cast<int>(env.in[a].size()), iv[a].beginValue, streamFlags_));
       s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body, tuneFrom), loopInfo(loop)));
       return block(s);
     }
@@ -840,9 +814,6 @@ class LoopLowerer {
   MaskRows maskRows_{p_, sym_, pp_.loop < 0};  ///< masks read by row (Problem::maskByRow)
   Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
   std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
-  static constexpr int64_t kPrefetchAhead = 1024;        ///< positions: 8 KB of doubles, 4 KB of int32
-  static constexpr int64_t kPrefetchEntries = 1 << 21;   ///< 24 MB of int32 crd + double vals
-  static constexpr int64_t kPrefetchMeanSegment = 4;     ///< entries per segment, at least
   /// Nested lattices multiply, and each case evaluates its own expression: bound the
   /// code (and so the C compiler's time) of one kernel. Real kernels use a few hundred.
   static constexpr int64_t kMaxWork = 20000;
