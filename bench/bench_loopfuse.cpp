@@ -125,7 +125,11 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   double best = std::min(fused, sep);
   if (perfect) best = std::min(best, pf);
   // Which of the three the automatic choice is (its schedule), and its time over the best.
-  std::string pick = chosen.schedule.empty() ? "perfect" : chosen.schedule.str().rfind("loopfuse", 0) == 0 ? "fused" : "other";
+  const std::string text = chosen.schedule.str();
+  std::string pick = chosen.schedule.empty()              ? "perfect"
+                     : text.rfind("loopfuse", 0) == 0       ? "fused"
+                     : text.rfind("precompute(", 0) == 0 ? "separate"
+                                                            : "other";
   std::printf("| %s | %s | %.3f | %.3f | %s | %.2fx | %s | %s, %.2fx the best |%s\n", f.name.c_str(), input.c_str(),
               fused, sep, perfect ? (std::to_string(pf).substr(0, 8)).c_str() : "-", sep / fused,
               perfect ? (std::to_string(pf / fused).substr(0, 5) + "x").c_str() : "-", pick.c_str(), au / best,

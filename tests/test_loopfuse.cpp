@@ -304,9 +304,10 @@ TEST(LoopFuse, Rejections) {
   t.emplace("H", makeTensor("H", randomCoo({5, 2}, 1, rng), fmt("ds")));
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(q)", {"loopfuse(q)", "unknown index variable q"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(l)", {"loopfuse(l)", "splits nothing"});
-  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(i),loopfuse(j)", {"loopfuse(j)", "only one"});
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),loopfuse(i)", {"loopfuse(i)", "encloses an earlier fusion"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j,B)", {"loopfuse(j,B)", "name that no tensor"});
-  expectScheduleRejected(t, kSddmmSpmm, "split(i,i0,i1,2),loopfuse(j)", {"loopfuse(j)", "unsplit"});
+  expectScheduleRejected(t, kSddmmSpmm, "split(k,k0,k1,2),loopfuse(j)", {"loopfuse(j)", "below j unsplit"});
+  expectScheduleRejected(t, kSddmmSpmm, "split(i,i0,i1,2),loopfuse(i0)", {"loopfuse(i0)", "outer loop of a split"});
   // Every factor uses the output's variables below i: nothing left to produce.
   expectScheduleRejected(t, "A(i,l) = G(i,l) * H(i,l)", "loopfuse(i)", {"loopfuse(i)", "splits nothing"});
   // A sum the fusion would break: k and l, which only the producer uses, run outside j.
@@ -323,8 +324,11 @@ TEST(LoopFuse, Rejections) {
 }
 
 TEST(LoopFuse, AutomaticChoice) {
-  // With data bound, the cost model fuses <SDDMM, SpMM> (nnz x (K + L) against nnz x K x L)
-  // and leaves SpMV and a two-factor product alone.
+  // With data bound, the cost model fuses a small <SDDMM, SpMM> (a second kernel call
+  // costs more than the fused nest's overhead) and computes a larger one as separate
+  // kernels (SDDMM's output stored like B: nnz x (K + L) multiplies and nnz entries of
+  // traffic, against the same multiplies at a fused nest's overhead); it leaves SpMV and
+  // a two-factor product alone.
   std::mt19937_64 rng(8);
   std::map<std::string, TensorBase> t = sddmmSpmmTensors(rng, 60, 50, 16, 8, 0.1);
   t.emplace("x", makeTensor("x", randomCoo({50}, 1, rng), DenseFormat(1)));
@@ -333,6 +337,7 @@ TEST(LoopFuse, AutomaticChoice) {
   ScheduleChoice c = defaultSchedule(a, 1);
   EXPECT_EQ(c.schedule.str(), "loopfuse(j)");
   EXPECT_NE(c.reason.find("cost model"), std::string::npos) << c.reason;
+  EXPECT_NE(c.reason.find("separate kernels'"), std::string::npos) << c.reason;
   ScheduleChoice two = defaultSchedule(a, 2);
   EXPECT_EQ(two.schedule.str(), "loopfuse(j),parallelize(i,cpu_thread,no_races)");
   Kernel::compile(a, two.schedule)->run(a, 2);
@@ -343,4 +348,59 @@ TEST(LoopFuse, AutomaticChoice) {
   // A k and l of one: fusing saves nothing, so the perfect nest stays.
   std::map<std::string, TensorBase> s = sddmmSpmmTensors(rng, 60, 50, 1, 1, 0.1);
   EXPECT_TRUE(defaultSchedule(parseAssignment(kSddmmSpmm, s), 1).schedule.empty());
+
+  std::map<std::string, TensorBase> big = sddmmSpmmTensors(rng, 300, 250, 32, 32, 0.1);
+  Assignment b = parseAssignment(kSddmmSpmm, big);
+  for (int threads : {1, 2}) {
+    ScheduleChoice sep = defaultSchedule(b, threads);
+    EXPECT_EQ(sep.schedule.str().substr(0, 40), "precompute(B(i,j) * C(i,k) * D(j,k),T,B)") << sep.schedule.str();
+    EXPECT_NE(sep.reason.find("separate kernels: T = B(i,j) * C(i,k) * D(j,k) (stored like B"), std::string::npos)
+        << sep.reason;
+    EXPECT_NE(sep.reason.find("the fused nest's"), std::string::npos) << sep.reason;
+    Kernel::compile(b, sep.schedule)->run(b, threads);
+    EXPECT_TRUE(tensorsClose(referenceEvaluate(b), big.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+  }
+}
+
+TEST(LoopFuse, AutomaticChoiceFusesTwice) {
+  // <SDDMM, SpMM, GEMM>: separate kernels would materialize the SpMM's dense T(i,l) from a
+  // perfect nest of four factors; fusing at i, then at j, costs nnz x (K + L) + m x L x M.
+  std::mt19937_64 rng(9);
+  std::map<std::string, TensorBase> t = sddmmSpmmTensors(rng, 60, 50, 16, 8, 0.1);
+  t.emplace("F", makeTensor("F", randomCoo({8, 6}, 1, rng), fmt("dd")));
+  t["A"] = TensorBase("A", Datatype::Float64, {60, 6}, fmt("dd"));
+  Assignment a = parseAssignment("A(i,m) = B(i,j) * C(i,k) * D(j,k) * E(j,l) * F(l,m)", t);
+  for (int threads : {1, 2}) {
+    ScheduleChoice c = defaultSchedule(a, threads);
+    EXPECT_EQ(c.schedule.str().substr(0, 23), "loopfuse(i),loopfuse(j)") << c.schedule.str();
+    EXPECT_NE(c.reason.find("fused at i, then j (loopfuse)"), std::string::npos) << c.reason;
+    Kernel::compile(a, c.schedule)->run(a, threads);
+    std::string why;
+    EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+  }
+}
+
+TEST(LoopFuse, SeparateKernelsStoredLikeAFactor) {
+  // precompute(e, T, B): the separate kernels' temporary in B's sparse format (SDDMM's
+  // output has B's pattern), equal to the reference at 1, 2 and 4 threads.
+  std::mt19937_64 rng(10);
+  for (const char* f : {"ds", "ss"})
+    for (double density : {0.3, 0.0}) {
+      std::vector<Operand> in = {{"B", randomCoo({9, 8}, density, rng), fmt(f)},
+                                 {"C", randomCoo({9, 4}, 1, rng), fmt("dd")},
+                                 {"D", randomCoo({8, 4}, 1, rng), fmt("dd")},
+                                 {"E", randomCoo({8, 3}, 1, rng), fmt("dd")}};
+      SCOPED_TRACE(std::string(f) + " density " + std::to_string(density));
+      expectAllThreads(kSddmmSpmm, in, DenseFormat(2), "precompute(B(i,j)*C(i,k)*D(j,k),T,B),parallelize(i)");
+    }
+  std::map<std::string, TensorBase> t = sddmmSpmmTensors(rng, 5, 6, 3, 2);
+  Assignment a = parseAssignment(kSddmmSpmm, t);
+  EXPECT_EQ(parseSchedule("precompute(B(i,j)*C(i,k)*D(j,k),T,B)", a).str(), "precompute(B(i,j) * C(i,k) * D(j,k),T,B)");
+  std::string c = Kernel::emitC(a, parseSchedule("precompute(B(i,j)*C(i,k)*D(j,k),T,B)", a));
+  EXPECT_NE(c.find("T(i,j) = B(i,j) * C(i,k) * D(j,k)"), std::string::npos) << c.substr(0, 1500);
+  // B must be a factor of e over exactly T's variables, in order.
+  expectScheduleRejected(t, kSddmmSpmm, "precompute(C(i,k)*D(j,k),T,B)", {"B is not a factor of the product"});
+  t.emplace("G", makeTensor("G", randomCoo({6, 5}, 0.5, rng), fmt("ds")));
+  expectScheduleRejected(t, "A(i,l) = B(i,j) * G(j,i) * E(j,l)", "precompute(B(i,j)*G(j,i),T,G)",
+                         {"precompute(B(i,j) * G(j,i),T,G)", "same variables in the same order"});
 }

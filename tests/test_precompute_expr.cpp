@@ -131,7 +131,7 @@ TEST(PrecomputeExpr, Rejections) {
   expectRejected(chain, "precompute(B(j,k)*x(k),2t)", {"'2t' is not a tensor name"});
   expectRejected(chain, "precompute(B(j,k)*,t)", {"precompute(B(j,k)*,t)", "expected an operand", "at column 8"});
   expectRejected(chain, "precompute(B(j,k),t,u)", {"unknown index variable u"});
-  expectRejected(chain, "precompute(B(j,k),t,j,u)", {"expected precompute(j), precompute(expression,temporary) or"});
+  expectRejected(chain, "precompute(B(j,k),t,j,u)", {"expected precompute(j), precompute(expression,temporary),", "precompute(expression,temporary,tensor)"});
   expectRejected(chain, "precompute(B(j),t)", {"B"});
   // Allowed: the whole right-hand side (nothing summed outside it).
   Assignment a = parseAssignment(chain + " + z(i)", t);

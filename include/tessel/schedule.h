@@ -46,6 +46,10 @@ struct ScheduleCommand {
   /// and loopfuse: the temporary's name (loopfuse: empty for the default name).
   std::string tensor;
   IndexExpr expr;      ///< precompute of a sub-expression (no vars then)
+  /// precompute of a sub-expression: store the temporary in the format of this factor of
+  /// the sub-expression (its pattern: the product is zero where it has no entry) instead
+  /// of dense; empty for dense.
+  std::string storedLike;
   int64_t amount = 0;  ///< split: block size; divide: pieces; unroll: factor; bound: extent
   OutputRace race = OutputRace::NoRaces;
   BoundKind boundKind = BoundKind::MaxExact;
@@ -83,6 +87,11 @@ class Schedule {
   /// y(i) = A(i,j) * B(j,k) * x(k) into t(j) = B(j,k) * x(k), then y(i) = A(i,j) * t(j).
   /// e is matched by its printed form, or as some of the factors of a product.
   Schedule& precompute(const IndexExpr& e, const std::string& temporary);
+  /// precompute(e, temporary) into a temporary stored like `pattern`, a factor of the
+  /// product e indexed by exactly the temporary's variables, in their order: SDDMM's
+  /// T(i,j) = B(i,j) * C(i,k) * D(j,k) in B's sparse format, nnz(B) values instead of a
+  /// dense m x n. Text: precompute(e,t,B) where B names a tensor, not an index variable.
+  Schedule& precomputeLike(const IndexExpr& e, const std::string& temporary, const std::string& pattern);
   /// Compute `e` (some of the factors of the right-hand side's product) inside the loop
   /// over `at`, once per iteration of the loops down to it, into a dense temporary over
   /// e's variables that the loops below `at` bind and the rest uses (its variables used
@@ -98,12 +107,18 @@ class Schedule {
   /// into the temporary over the variables both use below `at` (a scalar, a row), its own
   /// other variables summed into it. <SDDMM, SpMM> A(i,l) = B(i,j)*C(i,k)*D(j,k)*E(j,l)
   /// with `loopfuse(j)`: t = sum_k B(i,j)*C(i,k)*D(j,k) per (i,j), then A(i,l) += t*E(j,l).
-  /// `temporary` names it (default "t_<at>"). A loop that does not exist, a fusion that
-  /// splits nothing (no factor, or every factor, uses the output's variables below `at`)
-  /// or that would break a sum (a variable only the producer uses runs outside `at`):
-  /// ScheduleError. It is precompute(producer, temporary, at) with the producer chosen
-  /// for you, and shares its rules: unsplit loops, serial loops below `at`, a dense
-  /// output, one per kernel.
+  /// `temporary` names it (default "t_<at>"). Applied again (SparseLNR's recursion) it
+  /// names a loop of an earlier fusion's producer or consumer and splits that nest the
+  /// same way, its left-hand side (the output or the earlier temporary) taking the
+  /// output's part: <SDDMM, SpMM, GEMM> A(i,m) = B(i,j)*C(i,k)*D(j,k)*E(j,l)*F(l,m) with
+  /// `loopfuse(i),loopfuse(j)`. Fusions nest from the outside in. A loop that does not
+  /// exist, a fusion that splits nothing (no factor, or every factor, uses the output's
+  /// variables below `at`), that would break a sum (a variable only the producer uses
+  /// runs outside `at`), at a loop enclosing an earlier fusion, or at a loop both sides
+  /// of an earlier one run where both could split: ScheduleError. It is
+  /// precompute(producer, temporary, at) with the producer chosen for you, and shares its
+  /// rules: the loops below `at` unsplit (split, divide, pos and fuse apply to loops
+  /// outside it), serial loops below `at`, a dense output.
   Schedule& loopfuse(const IndexVar& at, const std::string& temporary = "");
   Schedule& parallelize(const IndexVar& i, ParallelUnit unit = CPUThread, OutputRace race = NoRaces);
   Schedule& unroll(const IndexVar& i, int64_t factor);
@@ -137,11 +152,15 @@ struct ScheduleChoice {
   std::string reason;  ///< "" when the schedule is empty (the loops as they are)
 };
 /// What `tessel run` and Python use without a schedule: a product of three or more
-/// tensors into a dense output is fused (loopfuse) at the loop where a cost model (each
-/// loop's trip count: a sparse level's average fiber length from the bound tensor, a
-/// dense loop's extent, times the factors multiplied there) estimates the least work,
-/// when that is at most 80% of the perfect nest's; rows then run in parallel for
-/// threads > 1. Otherwise defaultParallelSchedule.
+/// tensors into a dense output runs as the perfect nest, a fused nest (loopfuse, applied
+/// up to three times) or separate kernels (precompute of the producer into a temporary,
+/// stored like its sparse factor where one has the temporary's variables), whichever a
+/// cost model estimates least work for (each loop's trip count: a sparse level's average
+/// fiber length from the bound tensor, a dense loop's extent, times the factors
+/// multiplied there; a separate temporary's traffic and call), when that is at most 80%
+/// of the perfect nest's; rows then run in parallel for threads > 1. Otherwise
+/// defaultParallelSchedule. The reason says which ("fused at i, then j (loopfuse): ...",
+/// "separate kernels: T = ... (stored like B, ...), then the rest; ...").
 /// Kernel::compile with no schedule runs the loops as they are: pass this to it for the
 /// same choice.
 ScheduleChoice defaultSchedule(const Assignment& a, int threads);

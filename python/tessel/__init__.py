@@ -289,9 +289,10 @@ class Tensor:
         """Compile the recorded assignment; returns a :class:`Kernel` (run it with ``.run()``).
 
         ``schedule`` is a :class:`Schedule` or its text ("split(i,i0,i1,32),parallelize(i0)");
-        without one tessel chooses (a product of three or more tensors is fused with loopfuse
-        where a cost model says it saves at least 20% of the multiplies; with threads > 1 rows run
-        in parallel; ``Kernel.schedule`` shows the choice). ``semiring``:
+        without one tessel chooses (a product of three or more tensors runs as a fused nest,
+        loopfuse, or as separate kernels, precompute of the producer, where a cost model says it
+        saves at least 20% of the perfect nest's work; with threads > 1 rows run in parallel;
+        ``Kernel.schedule`` shows the choice). ``semiring``:
         "plus_times" (default), "min_plus", "max_times", "max_plus".
         """
         if self.borrowed:

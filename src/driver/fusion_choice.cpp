@@ -1,12 +1,23 @@
 // defaultSchedule: the schedule tessel picks when the user gives none (the tool, Python).
 // A product of several tensors lowers to one perfect nest whose work is the product of
-// all its loops' trip counts; SparseLNR's loopfuse at a loop v runs the shared loops once
-// and below v the producer's and the consumer's loops one after the other. The cost
-// model counts the multiplies of each (innermost iterations times the factors multiplied
+// all its loops' trip counts. Two other ways compute it with less:
+//  - SparseLNR's loopfuse at a loop v runs the shared loops once and below v the
+//    producer's and the consumer's loops one after the other, exchanging a small
+//    temporary; applied again inside the producer or consumer (<SDDMM, SpMM, GEMM>:
+//    loopfuse(i),loopfuse(j));
+//  - separate kernels: the producer materialized whole into a temporary T (dense, or
+//    stored like the producer's sparse factor over T's variables: SDDMM's output in B's
+//    pattern) by one kernel, then the consumer kernel reads it.
+// The cost model counts multiplies (innermost iterations times the factors multiplied
 // there; a loop over a sparse level runs its average fiber length, read from the bound
-// tensor; a dense loop its extent; a temporary costs its length to zero) and fuses at the
-// cheapest valid loop when that does at most 80% of the perfect nest's work. Then, for threads > 1, the outermost loop runs in parallel
-// (rows in blocks), else the parallel default of defaultParallelSchedule.
+// tensor; a dense loop its extent), a fused temporary its length to zero, and the
+// separate T its traffic: each entry written and read back (a dense T's dearer), dearer
+// beyond the last-level cache; a fused nest's multiplies a little dearer than a separate
+// kernel's. It picks the cheapest plan that lowers, when that does at most 80% of the
+// perfect nest's work. Then, for threads > 1, the outermost loop runs in parallel (rows
+// in blocks), else the parallel default of defaultParallelSchedule.
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <optional>
@@ -26,27 +37,192 @@ namespace tessel {
 
 namespace {
 
-/// Estimated trips of each loop of p.order per iteration of the loops above it.
-std::vector<double> tripCounts(const lower::Problem& p, const Assignment& a) {
-  std::vector<double> trips;
-  for (size_t d = 0; d < p.order.size(); d++) {
-    const IndexVar& v = p.order[d];
-    double trip = static_cast<double>(extentOf(a, v));
-    for (const lower::AccessInfo& in : p.inputs) {
-      const Format& f = p.args[static_cast<size_t>(in.arg)].format;
+/// A factor of a statement: an input's access, or a temporary over `vars` (input -1:
+/// dense; else stored like that input, whose sparse levels bound its loops' trips).
+struct Factor {
+  std::vector<IndexVar> vars;
+  int input = -1;
+  IndexExpr expr;  ///< the right-hand side's factor (inputs only)
+};
+
+/// One way to compute a statement: its estimated cost and the loopfuse commands that
+/// make it (at these loops, outer ones first); or, for separate kernels, the precompute.
+struct Plan {
+  double cost = 0;
+  std::vector<IndexVar> fusions;
+  std::vector<IndexExpr> separate;  ///< the producer's factors (separate kernels)
+  int like = -1;                    ///< separate: the input the temporary is stored like
+  std::string what;                 ///< for the reason
+};
+
+// Calibration, from bench_loopfuse at 1 thread on a 2-core AMD EPYC (Zen 4) VM, noisy: a
+// separate kernel's multiplies run about 10% faster than a fused nest's (the separate
+// SpMM gets unroll-and-jam over rows; the fused consumer runs once per producer
+// iteration), so <SDDMM, SpMM>, whose T is stored like B, ran separate 0.68-1.05x the
+// fused time. A dense T costs far more per entry than its two accesses (zeroed, stored
+// and read back whole): <SpMM, GEMM>'s separate kernels ran 0.9-1.8x the fused nest's
+// time, about 20 multiplies per entry of T. Beyond the last-level cache, 4x that.
+constexpr double kFusedOverhead = 1.1;
+constexpr double kTrafficSparse = 1.0;   ///< per entry of a T stored like a sparse factor
+constexpr double kTrafficDense = 20.0;   ///< per entry of a dense T
+constexpr double kBeyondCache = 4.0;
+/// A second kernel call, its temporary's allocation and its stage's parallel schedule:
+/// about 10-20 us on the VM (the separate <MTTKRP, GEMM> chosen on kg-nations, 20 us in
+/// all, ran 1.5x the fused nest).
+constexpr double kSeparateCall = 5e4;
+
+bool has(const std::vector<IndexVar>& vs, const IndexVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
+
+std::vector<IndexVar> varsOf(const std::vector<Factor>& fs) {
+  std::vector<IndexVar> out;
+  for (const Factor& f : fs)
+    for (const IndexVar& v : f.vars)
+      if (!has(out, v)) out.push_back(v);
+  return out;
+}
+
+/// The last-level cache one core sees: at most 32 MB, since some VMs report the whole
+/// chip's L3 (320 MB on the 2-core EPYC VM) where one core uses its CCX's 32 MB.
+int64_t lastLevelCacheBytes() {
+  const int64_t most = int64_t{32} << 20;
+  long b = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return b > 0 ? std::min<int64_t>(b, most) : most;
+}
+
+class CostModel {
+ public:
+  CostModel(const lower::Problem& p, const Assignment& a) : p_(p), a_(a) {}
+
+  /// Trips of the loop over v per iteration of the loops above it, in a nest over fs.
+  double trip(const IndexVar& v, const std::vector<Factor>& fs) const {
+    double trip = static_cast<double>(extentOf(a_, v));
+    for (const Factor& f : fs) {
+      if (f.input < 0) continue;
+      const lower::AccessInfo& in = p_.inputs[static_cast<size_t>(f.input)];
+      const Format& fmt = p_.args[static_cast<size_t>(in.arg)].format;
       for (size_t k = 0; k < in.levelVars.size(); k++) {
-        if (!(in.levelVars[k] == v)) continue;
-        if (levelFormat(f, static_cast<int>(k)).full()) continue;  // a dense loop: its extent
+        if (!(in.levelVars[k] == v) || levelFormat(fmt, static_cast<int>(k)).full()) continue;
         std::vector<int64_t> pos = boundLevelPositions(*in.node);
         if (pos.size() <= k) continue;  // unbound: no better guess than the extent
         const double above = k == 0 ? 1.0 : static_cast<double>(std::max<int64_t>(pos[k - 1], 1));
         trip = std::min(trip, static_cast<double>(pos[k]) / above);  // a co-iteration's intersection is at most this
       }
     }
-    trips.push_back(std::max(trip, 1.0));
+    return std::max(trip, 1.0);
   }
-  return trips;
-}
+
+  /// `lhs = product of fs` over the loops `chain` (outer first): the perfect nest, then
+  /// each fusion (recursively, `left` fusions at most).
+  std::vector<Plan> plans(const std::vector<Factor>& fs, const std::vector<IndexVar>& lhs,
+                          const std::vector<IndexVar>& chain, int left) const {
+    Plan perfect;
+    perfect.cost = static_cast<double>(fs.size());
+    for (const IndexVar& v : chain) perfect.cost *= trip(v, fs);
+    std::vector<Plan> out = {perfect};
+    if (left <= 0) return out;
+    for (size_t d = 0; d + 1 < chain.size(); d++) {
+      std::vector<Factor> producer, consumer;
+      if (!split(fs, lhs, chain, d, producer, consumer)) continue;
+      const std::vector<IndexVar> pv = varsOf(producer), cv = varsOf(consumer);
+      std::vector<IndexVar> tvars, pchain, cchain;
+      for (size_t e = d + 1; e < chain.size(); e++)
+        if (has(pv, chain[e]) && (has(lhs, chain[e]) || has(cv, chain[e]))) tvars.push_back(chain[e]);
+      consumer.push_back({tvars, -1, {}});
+      const std::vector<IndexVar> cv2 = varsOf(consumer);
+      for (size_t e = d + 1; e < chain.size(); e++) {
+        if (has(pv, chain[e])) pchain.push_back(chain[e]);
+        if (has(cv2, chain[e])) cchain.push_back(chain[e]);
+      }
+      double shared = 1, temp = 1;
+      for (size_t e = 0; e <= d; e++) shared *= trip(chain[e], fs);
+      for (const IndexVar& v : tvars) temp *= static_cast<double>(extentOf(a_, v));
+      for (const Plan& pp : plans(producer, tvars, pchain, left - 1))
+        for (const Plan& cp : plans(consumer, lhs, cchain, left - 1 - static_cast<int>(pp.fusions.size()))) {
+          Plan f;
+          f.cost = shared * (kFusedOverhead * (pp.cost + cp.cost) + temp);
+          f.fusions = {chain[d]};
+          f.fusions.insert(f.fusions.end(), pp.fusions.begin(), pp.fusions.end());
+          f.fusions.insert(f.fusions.end(), cp.fusions.begin(), cp.fusions.end());
+          out.push_back(f);
+        }
+    }
+    return out;
+  }
+
+  /// Separate kernels for each way loopfuse would split the kernel's own product:
+  /// T(vars the rest uses) = producer, then the rest times T.
+  std::vector<Plan> separatePlans(const std::vector<Factor>& fs, const std::vector<IndexVar>& lhs,
+                                  const std::vector<IndexVar>& order) const {
+    std::vector<Plan> out;
+    std::vector<std::vector<int>> seen;
+    for (size_t d = 0; d + 1 < order.size(); d++) {
+      std::vector<Factor> producer, consumer;
+      if (!split(fs, lhs, order, d, producer, consumer)) continue;
+      std::vector<int> key;
+      for (const Factor& f : producer) key.push_back(f.input);
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      seen.push_back(key);
+      const std::vector<IndexVar> cv = varsOf(consumer);
+      std::vector<IndexVar> tvars;  // as precompute orders them: first appearance in the producer
+      for (const Factor& f : producer)
+        for (const IndexVar& v : f.vars)
+          if ((has(lhs, v) || has(cv, v)) && !has(tvars, v)) tvars.push_back(v);
+      Plan s;
+      for (const Factor& f : producer) {
+        s.separate.push_back(f.expr);
+        const Format& fmt = p_.args[static_cast<size_t>(p_.inputs[static_cast<size_t>(f.input)].arg)].format;
+        if (s.like < 0 && f.vars == tvars && !fmt.isAllDense()) s.like = f.input;
+      }
+      consumer.push_back({tvars, s.like, {}});
+      double first = static_cast<double>(producer.size()), second = static_cast<double>(consumer.size());
+      for (const IndexVar& v : order) {
+        if (has(varsOf(producer), v)) first *= trip(v, producer);
+        if (has(varsOf(consumer), v) || has(lhs, v)) second *= trip(v, consumer);
+      }
+      double entries = 1;
+      if (s.like >= 0) {
+        entries = static_cast<double>(std::max<int64_t>(boundStoredCount(*p_.inputs[static_cast<size_t>(s.like)].node), 1));
+      } else {
+        for (const IndexVar& v : tvars) entries *= static_cast<double>(extentOf(a_, v));
+      }
+      const double bytes = entries * (s.like >= 0 ? 12.0 : 8.0);  // values, and a sparse T's coordinates
+      const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) *
+                             (bytes > static_cast<double>(lastLevelCacheBytes()) ? kBeyondCache : 1.0);
+      s.cost = first + second + traffic + kSeparateCall;
+      std::ostringstream w;
+      w << (s.like >= 0 ? "stored like " + p_.inputs[static_cast<size_t>(s.like)].node->tensor.name() : "dense") << ", "
+        << entries << " entries";
+      s.what = w.str();
+      out.push_back(s);
+    }
+    return out;
+  }
+
+ private:
+  /// loopfuse's split below chain[d]: the consumer keeps the factors that use a variable
+  /// of the left-hand side bound below it. False when a side is empty or the producer
+  /// alone sums over a loop outside chain[d].
+  static bool split(const std::vector<Factor>& fs, const std::vector<IndexVar>& lhs, const std::vector<IndexVar>& chain,
+                    size_t d, std::vector<Factor>& producer, std::vector<Factor>& consumer) {
+    std::vector<IndexVar> below;
+    for (size_t e = d + 1; e < chain.size(); e++)
+      if (has(lhs, chain[e])) below.push_back(chain[e]);
+    for (const Factor& f : fs) {
+      bool uses = false;
+      for (const IndexVar& v : f.vars) uses |= has(below, v);
+      (uses || f.input < 0 ? consumer : producer).push_back(f);
+    }
+    if (producer.empty() || consumer.empty()) return false;
+    const std::vector<IndexVar> cv = varsOf(consumer);
+    for (const IndexVar& v : varsOf(producer))
+      for (size_t e = 0; e < d; e++)
+        if (chain[e] == v && !has(lhs, v) && !has(cv, v)) return false;
+    return true;
+  }
+
+  const lower::Problem& p_;
+  const Assignment& a_;
+};
 
 std::string number(double x) {
   std::ostringstream o;
@@ -70,53 +246,53 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
       p.reset();
     }
   }
-  if (p && p->order.size() >= 3) {
-    const std::vector<double> trips = tripCounts(*p, a);
-    // Work per innermost iteration: one multiply per factor (the perfect nest multiplies
-    // all of them there; the producer its own, the consumer its own and t).
-    double perfect = static_cast<double>(factors.size());
-    for (double t : trips) perfect *= t;
-    double best = perfect;
-    int at = -1;
-    for (int d = 0; d + 1 < static_cast<int>(p->order.size()); d++) {
-      const std::vector<bool> mine = lower::fusionProducers(*p, p->order, d);
-      std::vector<const ExprNode*> producer, consumer;
-      for (size_t f = 0; f < factors.size(); f++)
-        for (const ExprNode* n : lower::accessesIn(factors[f])) (mine[f] ? producer : consumer).push_back(n);
-      if (producer.empty() || consumer.empty()) continue;
-      auto uses = [](const std::vector<const ExprNode*>& side, const IndexVar& v) {
-        for (const ExprNode* n : side)
-          for (const IndexVar& x : n->vars)
-            if (x == v) return true;
-        return false;
-      };
-      double shared = 1, made = 1, used = 1, temp = 1;
-      for (int e = 0; e <= d; e++) shared *= trips[static_cast<size_t>(e)];
-      for (size_t e = static_cast<size_t>(d) + 1; e < p->order.size(); e++) {
-        const IndexVar& v = p->order[e];
-        const bool byProducer = uses(producer, v), byConsumer = uses(consumer, v);
-        if (byProducer) made *= trips[e];
-        if (byConsumer) used *= trips[e];
-        if (byProducer && byConsumer) temp *= static_cast<double>(extentOf(a, v));
-      }
-      const double fused = shared * (made * static_cast<double>(producer.size()) +
-                                     used * static_cast<double>(consumer.size() + 1) + temp);
-      if (fused < best) {
-        Schedule s;
-        s.loopfuse(p->order[static_cast<size_t>(d)]);
-        if (driver::lowers(a, s)) best = fused, at = d;
-      }
-    }
-    if (at >= 0 && best * 1.25 <= perfect) {
-      const IndexVar& v = p->order[static_cast<size_t>(at)];
+  bool plain = p && p->order.size() >= 3;
+  std::vector<Factor> fs;
+  for (const IndexExpr& f : factors) {
+    if (!plain) break;
+    if (f.kind() != ExprKind::Access || f.node().mask.isMask) plain = false;
+    else fs.push_back({f.node().vars, p->accessIndex(f.get()), f});
+  }
+  if (plain) {
+    CostModel model(*p, a);
+    std::vector<Plan> all = model.plans(fs, a.lhsNode().vars, p->order, 3);
+    const double perfect = all[0].cost;
+    for (const Plan& s : model.separatePlans(fs, a.lhsNode().vars, p->order)) all.push_back(s);
+    std::sort(all.begin() + 1, all.end(), [](const Plan& x, const Plan& y) { return x.cost < y.cost; });
+    for (size_t k = 1; k < all.size() && all[k].cost * 1.25 <= perfect; k++) {
+      const Plan& plan = all[k];
       Schedule s;
-      s.loopfuse(v);
-      std::string why = "fused at " + v.name() + " (loopfuse): the cost model's estimate is " + number(best) +
-                        " multiplies against the perfect nest's " + number(perfect);
+      std::string why;
+      if (!plan.separate.empty()) {
+        const IndexExpr producer = productOf(plan.separate);
+        std::string t = "T";  // a name of no tensor of the assignment
+        for (const auto& arg : p->args)
+          if (arg.tensor.name() == t) t += "_";
+        if (plan.like >= 0) s.precomputeLike(producer, t, p->inputs[static_cast<size_t>(plan.like)].node->tensor.name());
+        else s.precompute(producer, t);
+        if (!driver::lowersStaged(a, s)) continue;
+        why = "separate kernels: " + t + " = " + producer.str() + " (" + plan.what + "), then the rest; ";
+      } else {
+        std::string at;
+        for (const IndexVar& v : plan.fusions) {
+          s.loopfuse(v);
+          at += (at.empty() ? "" : ", then ") + v.name();
+        }
+        if (!driver::lowers(a, s)) continue;
+        why = "fused at " + at + " (loopfuse): ";
+      }
+      why += "the cost model's estimate is " + number(plan.cost) + " against the perfect nest's " + number(perfect);
+      // The best fused plan and the best separate one, for comparison.
+      for (size_t o = 1; o < all.size(); o++)
+        if (o != k && all[o].separate.empty() != plan.separate.empty()) {
+          why += std::string(" and ") + (all[o].separate.empty() ? "the fused nest's " : "separate kernels' ") +
+                 number(all[o].cost);
+          break;
+        }
       if (threads > 1) {
         Schedule par = s;
         par.parallelize(p->order[0], CPUThread, NoRaces);
-        if (driver::lowers(a, par)) {
+        if (plan.separate.empty() ? driver::lowers(a, par) : driver::lowersStaged(a, par)) {
           s = par;
           why += "; rows in parallel";
         }

@@ -153,4 +153,15 @@ bool lowers(const Assignment& a, const Schedule& schedule) {
   }
 }
 
+bool lowersStaged(const Assignment& a, const Schedule& schedule) {
+  PipelineOptions opt;
+  opt.until = PipelineOptions::Until::Lowered;
+  try {
+    compilePipeline(a, schedule, opt);
+    return true;
+  } catch (const UserError&) {
+    return false;
+  }
+}
+
 }  // namespace tessel::driver

@@ -46,5 +46,8 @@ CompiledStages compilePipeline(const Assignment& a, const Schedule& schedule, co
 lower::LoweredKernel lowerAssignment(const Assignment& a, const Schedule& schedule = {});
 /// Whether `schedule` lowers for `a` (a trial compile; a UserError means no).
 bool lowers(const Assignment& a, const Schedule& schedule);
+/// Whether every stage of `schedule` lowers for `a` (its precomputed sub-expressions,
+/// the separate kernels, split off first).
+bool lowersStaged(const Assignment& a, const Schedule& schedule);
 
 }  // namespace tessel::driver

@@ -8,18 +8,18 @@ namespace tessel::lower {
 
 using namespace ir;
 
-Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowering* local, const IndexExpr& e,
+Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaries* locals, const IndexExpr& e,
                const Env& env) {
   const tessel::ExprNode& n = e.node();
   const Semiring& semiring = p.assignment.semiring;
   Datatype ct = sym.computeType();
-  auto value = [&](const IndexExpr& x) { return leafValue(p, sym, local, x, env); };
+  auto value = [&](const IndexExpr& x) { return leafValue(p, sym, locals, x, env); };
   switch (n.kind) {
     case ExprKind::Sum:  // split out before lowering (splitReductions); analyze() refuses them
       throw InternalError("lowering met a sum(...) node");
     case ExprKind::Access: {
       if (n.mask.isMask) throw InternalError("a mask's value was read as an operand");
-      if (local && local->reads(&n)) return local->element(env);
+      if (const LocalTemporaryLowering* t = locals ? locals->reading(&n) : nullptr) return t->element(env);
       int a = p.accessIndex(&n);
       Expr pos = env.in[a].empty() ? intImm(0) : env.in[a].back().pos;
       TESSEL_CHECK(env.in[a].size() == p.inputs[a].levelVars.size(),
@@ -60,12 +60,12 @@ Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowerin
   throw InternalError("unknown expression kind");
 }
 
-Expr leafPresence(const Problem& p, const LocalTemporaryLowering* local, const IndexExpr& e, const Env& env) {
+Expr leafPresence(const Problem& p, const LocalTemporaries* locals, const IndexExpr& e, const Env& env) {
   const tessel::ExprNode& n = e.node();
-  auto presence = [&](const IndexExpr& x) { return leafPresence(p, local, x, env); };
+  auto presence = [&](const IndexExpr& x) { return leafPresence(p, locals, x, env); };
   switch (n.kind) {
     case ExprKind::Access: {
-      if (local && local->reads(&n)) return nullptr;  // a temporary at a loop: dense
+      if (locals && locals->reading(&n)) return nullptr;  // a temporary at a loop: dense
       auto pb = env.probed.find(p.accessIndex(&n));
       return pb == env.probed.end() ? nullptr : pb->second;
     }

@@ -10,13 +10,13 @@
 
 namespace tessel::lower {
 
-/// e's value in the compute type, with every access of e resolved in `env`. `local`:
-/// the temporary at a loop whose reads e may contain (null if none).
-ir::Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaryLowering* local, const IndexExpr& e,
+/// e's value in the compute type, with every access of e resolved in `env`. `locals`:
+/// the temporaries at loops whose reads e may contain (null if none).
+ir::Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaries* locals, const IndexExpr& e,
                    const Env& env);
 
 /// Where e has an entry, from the flags of probed (Bitmap) accesses: a product needs
 /// every factor, a sum any term. Null: always (no probed access decides it).
-ir::Expr leafPresence(const Problem& p, const LocalTemporaryLowering* local, const IndexExpr& e, const Env& env);
+ir::Expr leafPresence(const Problem& p, const LocalTemporaries* locals, const IndexExpr& e, const Env& env);
 
 }  // namespace tessel::lower

@@ -42,7 +42,9 @@ Expr LocalTemporaryLowering::index(const Env& env) const {
     TESSEL_CHECK(b != env.bound.end(), "temporary " + t_.name + ": " + v.name() + " is not bound");
     idx = add(mul(idx, sym_.extent(v)), b->second);
   }
-  return add(env.localOffset, idx);
+  auto row = env.localRows.find(&t_);
+  TESSEL_CHECK(row != env.localRows.end(), "temporary " + t_.name + ": read outside its loop");
+  return add(row->second, idx);
 }
 
 Expr LocalTemporaryLowering::element(const Env& env) const { return scalar_ ? all_ : load(all_, index(env)); }
@@ -67,12 +69,42 @@ Stmt LocalTemporaryLowering::release() const { return scalar_ ? block({}) : ir::
 std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
   if (scalar_) return {decl(all_, zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType()))};
   Expr off = var(sym_.fresh(t_.name + "_row"), i64());
-  env.localOffset = off;
+  env.localRows[&t_] = off;
+  env.inLocal = true;
   Expr x = var(sym_.fresh(t_.name + "_x"), i64());
   Expr thread = serial_ ? intImm(0) : cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
   Datatype ct = sym_.computeType();
   return {decl(off, mul(thread, len_)),
           forRange(x, intImm(0), len_, store(all_, add(off, x), zeroValue(p_.assignment.semiring, ct, sym_.outputType())))};
+}
+
+void LocalTemporaries::add(const Problem& p, const IndexStmtNode& where, Symbols& sym, bool serial) {
+  all_.emplace_back(&where, std::make_unique<LocalTemporaryLowering>(p, where, sym, serial));
+}
+
+const LocalTemporaryLowering& LocalTemporaries::of(const IndexStmtNode* where) const {
+  for (const auto& [w, l] : all_)
+    if (w == where) return *l;
+  throw InternalError("a where at a loop without its temporary");
+}
+
+const LocalTemporaryLowering* LocalTemporaries::reading(const tessel::ExprNode* n) const {
+  for (const auto& [w, l] : all_)
+    if (l->reads(n)) return l.get();
+  return nullptr;
+}
+
+std::vector<Stmt> LocalTemporaries::allocate() const {
+  std::vector<Stmt> s;
+  for (const auto& [w, l] : all_)
+    for (Stmt& st : l->allocate()) s.push_back(st);
+  return s;
+}
+
+std::vector<Stmt> LocalTemporaries::release() const {
+  std::vector<Stmt> s;
+  for (const auto& [w, l] : all_) s.push_back(l->release());
+  return s;
 }
 
 }  // namespace tessel::lower

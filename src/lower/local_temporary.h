@@ -2,9 +2,12 @@
 // lowering state. The loop lowerer emits, per iteration of at's loop,
 //   t[..] = 0;  (loops below at over e's variables) t[..] += e;  (loops over the rest's) out += rest * t[..]
 // t is dense, one row per thread (the loops above at may run in parallel); a t of no
-// index variables is a scalar declared in each iteration instead.
+// index variables is a scalar declared in each iteration instead. A nest fused more than
+// once (loopfuse inside a producer or consumer) has one temporary per where
+// (LocalTemporaries).
 #pragma once
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -40,6 +43,7 @@ class LocalTemporaryLowering {
   ir::Stmt release() const;
   /// At the top of each iteration of at's loop: this thread's row offset, zeroed row.
   std::vector<ir::Stmt> startRow(Env& env) const;
+  const LocalTemporary& temporary() const { return t_; }
 
  private:
   const Problem& p_;
@@ -51,6 +55,23 @@ class LocalTemporaryLowering {
   bool scalar_ = false;                 ///< no index variables: a local scalar per iteration
 
   ir::Expr index(const Env& env) const;
+};
+
+/// The temporaries of every where at a loop of a nest, by where and by the access that
+/// reads them.
+class LocalTemporaries {
+ public:
+  void add(const Problem& p, const IndexStmtNode& where, Symbols& sym, bool serial);
+  bool empty() const { return all_.empty(); }
+  /// The lowering of this where's temporary (it must have been added).
+  const LocalTemporaryLowering& of(const IndexStmtNode* where) const;
+  /// The temporary this access reads, or null when it is an input's access.
+  const LocalTemporaryLowering* reading(const tessel::ExprNode* n) const;
+  std::vector<ir::Stmt> allocate() const;
+  std::vector<ir::Stmt> release() const;
+
+ private:
+  std::vector<std::pair<const IndexStmtNode*, std::unique_ptr<LocalTemporaryLowering>>> all_;
 };
 
 }  // namespace tessel::lower

@@ -39,10 +39,21 @@ int LoopNest::parallelLoop() const {
   return -1;
 }
 
-const IndexStmtNode* LoopNest::localWhere() const {
-  const IndexStmtNode* n = stmt.get();
-  while (n && n->kind == IndexStmtNode::Kind::Forall) n = n->body.get();
-  return n && n->kind == IndexStmtNode::Kind::Where && n->temporary ? n : nullptr;
+std::vector<const IndexStmtNode*> LoopNest::localWheres() const {
+  std::vector<const IndexStmtNode*> out, todo = {stmt.get()};
+  for (size_t k = 0; k < todo.size(); k++) {  // breadth first: outer wheres first
+    const IndexStmtNode* n = todo[k];
+    if (!n) continue;
+    if (n->kind == IndexStmtNode::Kind::Forall) todo.push_back(n->body.get());
+    if (n->kind == IndexStmtNode::Kind::Sequence)
+      for (const IndexStmt& st : n->stmts) todo.push_back(st.get());
+    if (n->kind == IndexStmtNode::Kind::Where) {
+      if (n->temporary) out.push_back(n);
+      todo.push_back(n->consumer.get());
+      todo.push_back(n->producer.get());
+    }
+  }
+  return out;
 }
 
 namespace {
@@ -66,24 +77,23 @@ class Scheduler {
   }
 
   LoopNest run() {
-    const ScheduleCommand* local = nullptr;
+    std::vector<const ScheduleCommand*> locals;
     for (const ScheduleCommand& c : s_.commands()) {
       cmd_ = &c;
       // A temporary at a loop is placed in the final nest, whatever comes after it.
       if ((c.kind == K::Precompute && c.expr.defined() && !c.vars.empty()) || c.kind == K::LoopFuse) {
-        if (local)
-          fail("only one precompute at a loop or loopfuse per kernel (" + local->str() +
-               " came first; fusing the producer or consumer again is not supported yet)");
-        local = &c;
+        locals.push_back(&c);
         continue;
       }
       apply(c);
     }
     IndexStmt body = assignStmt(p_.assignment.lhs, p_.assignment.rhs, false);
     nest_.stmt = foralls(0, static_cast<int>(nest_.loops.size()), body, [](const Loop&) { return true; });
-    if (local) {
-      cmd_ = local;
-      nest_.stmt = precomputeAt(nest_.stmt, local->kind == K::LoopFuse ? fusedProducer(*local) : *local);
+    // Each fusion after the first rewrites a producer or consumer of an earlier one
+    // (SparseLNR's recursion), found by the loop it names.
+    for (const ScheduleCommand* c : locals) {
+      cmd_ = c;
+      nest_.stmt = placeLocal(nest_.stmt, *c);
     }
     return nest_;
   }
@@ -334,74 +344,182 @@ class Scheduler {
     return body;
   }
 
+  /// Where a temporary at a loop goes: the forall over `at` and the perfect nest below
+  /// it, down to the assignment (the whole kernel's, or a producer's or consumer's).
+  struct Site {
+    const IndexStmtNode* at = nullptr;
+    std::vector<const IndexStmtNode*> below;  ///< the foralls under `at`, outer first
+    const IndexStmtNode* leaf = nullptr;      ///< the assignment
+    /// Depth of the loop whose where holds this nest (-1: the kernel's own assignment); the
+    /// loops down to it bind fixed values for the assignment, not sums.
+    int outer = -1;
+    bool root() const { return outer < 0; }
+  };
+
+  /// The perfect nests holding a loop named `at`; `enclosing` gets whether some loop so
+  /// named holds an earlier where instead.
+  void sitesOf(const IndexStmt& s, const IndexVar& at, int outer, int last, std::vector<Site>& out,
+               bool& enclosing) const {
+    const IndexStmtNode* n = s.get();
+    switch (n->kind) {
+      case IndexStmtNode::Kind::Forall: {
+        if (n->loop.var == at) {
+          Site site{n, {}, nullptr, outer};
+          const IndexStmtNode* m = n->body.get();
+          for (; m->kind == IndexStmtNode::Kind::Forall; m = m->body.get()) site.below.push_back(m);
+          if (m->kind == IndexStmtNode::Kind::Assign) {
+            site.leaf = m;
+            out.push_back(site);
+            return;
+          }
+          enclosing = true;
+        }
+        return sitesOf(n->body, at, outer, n->depth, out, enclosing);
+      }
+      case IndexStmtNode::Kind::Where:
+        sitesOf(n->consumer, at, last, last, out, enclosing);
+        return sitesOf(n->producer, at, last, last, out, enclosing);
+      case IndexStmtNode::Kind::Sequence:
+        for (const IndexStmt& st : n->stmts) sitesOf(st, at, last, last, out, enclosing);
+        return;
+      case IndexStmtNode::Kind::Assign: return;
+    }
+  }
+
+  /// A copy of `s` with the node `target` replaced.
+  static IndexStmt replaced(const IndexStmt& s, const IndexStmtNode* target, const IndexStmt& with) {
+    if (s.get() == target) return with;
+    switch (s->kind) {
+      case IndexStmtNode::Kind::Forall: return forallStmt(s->loop, s->depth, replaced(s->body, target, with));
+      case IndexStmtNode::Kind::Where:
+        return whereStmt(replaced(s->consumer, target, with), replaced(s->producer, target, with), s->temporary,
+                         s->temporaryAccess, s->unsplit);
+      case IndexStmtNode::Kind::Sequence: {
+        std::vector<IndexStmt> st;
+        for (const IndexStmt& x : s->stmts) st.push_back(replaced(x, target, with));
+        return sequenceStmt(st);
+      }
+      case IndexStmtNode::Kind::Assign: return s;
+    }
+    return s;
+  }
+
+  /// precompute(e, t, at) or loopfuse(at) placed in the nest `root`: at the one perfect
+  /// nest below a loop named `at` where it applies.
+  IndexStmt placeLocal(const IndexStmt& root, const ScheduleCommand& c) {
+    const IndexVar& at = c.vars[0];
+    if (find(at) < 0) fail("unknown index variable " + at.name() + " (loops now: " + loopNames() + ")");
+    std::vector<Site> sites;
+    bool enclosing = false;
+    sitesOf(root, at, -1, -1, sites, enclosing);
+    if (sites.empty() && enclosing)
+      fail("the loop over " + at.name() + " encloses an earlier fusion or precompute at a loop; apply the one at " +
+           at.name() + " first (fusions nest from the outside in)");
+    if (sites.empty()) fail("no loop over " + at.name() + " is left in the nest (loops now: " + loopNames() + ")");
+    if (sites.size() == 1) return placeAt(root, sites[0], c);
+    // A variable both sides of a where iterate: the one side where the command applies.
+    std::vector<IndexStmt> fits;
+    std::string why;
+    for (const Site& site : sites) try {
+        fits.push_back(placeAt(root, site, c));
+      } catch (const ScheduleError& e) {
+        if (why.empty()) why = e.what();
+      }
+    if (fits.size() == 1) return fits[0];
+    if (fits.empty()) throw ScheduleError(why);
+    fail("the loop over " + at.name() + " runs in both the producer and the consumer of an earlier fusion, and " +
+         "the command applies to both; name a loop that only one of them runs");
+  }
+
+  IndexStmt placeAt(const IndexStmt& root, const Site& site, const ScheduleCommand& c) {
+    return precomputeAt(root, site, c.kind == K::LoopFuse ? fusedProducer(site, c) : c);
+  }
+
   /// The rewrite of precompute(e, t, at): forall(at, S) becomes
-  ///   forall(at, where(forall(.., out = rest * t(vars)), forall(.., t(vars) += e)))
+  ///   forall(at, where(forall(.., lhs = rest * t(vars)), forall(.., t(vars) += e)))
   /// each side over the loops below `at` that its expression uses, in scheduled order.
-  IndexStmt precomputeAt(const IndexStmt& root, const ScheduleCommand& c) {
-    auto t = std::make_shared<const LocalTemporary>(localTemporary(c));
+  IndexStmt precomputeAt(const IndexStmt& root, const Site& site, const ScheduleCommand& c) {
+    auto t = std::make_shared<const LocalTemporary>(localTemporary(site, c));
     std::vector<IndexExpr> have, mine, rest;
-    factorsOf(p_.assignment.rhs, have);
+    factorsOf(site.leaf->rhs, have);
     for (const IndexExpr& f : have)
       (std::count(t->factors.begin(), t->factors.end(), f.get()) ? mine : rest).push_back(f);
     IndexExpr access = denseTemporary(t->name, p_.outputType(), t->vars, p_.assignment);
     rest.push_back(access);
     IndexExpr produced = productOf(mine), consumed = productOf(rest);
-    auto uses = [](const IndexExpr& e) {
-      return [e](const Loop& l) { return mentions(e, l.of); };
+    auto nestOver = [&](const IndexExpr& e, IndexStmt body) {
+      for (auto l = site.below.rbegin(); l != site.below.rend(); ++l)
+        if (mentions(e, (*l)->loop.of)) body = forallStmt((*l)->loop, (*l)->depth, body);
+      return body;
     };
-    int n = static_cast<int>(nest_.loops.size());
-    IndexStmt consumer = foralls(t->depth + 1, n, assignStmt(p_.assignment.lhs, consumed, false), uses(consumed));
-    IndexStmt producer = foralls(t->depth + 1, n, assignStmt(access, produced, true), uses(produced));
-    const IndexStmtNode* at = forallChain(root).at(t->depth);
-    IndexStmt where = whereStmt(consumer, producer, t, access, at->body);
-    return foralls(0, t->depth + 1, where, [](const Loop&) { return true; });
+    IndexStmt consumer = nestOver(consumed, assignStmt(site.leaf->lhs, consumed, site.leaf->accumulate));
+    IndexStmt producer = nestOver(produced, assignStmt(access, produced, true));
+    IndexStmt where = whereStmt(consumer, producer, t, access, site.at->body);
+    names_.push_back(t->name);
+    return replaced(root, site.at, forallStmt(site.at->loop, site.at->depth, where));
   }
 
+  /// The variables of an assignment's left-hand side (the output's, or a temporary's).
+  static std::vector<IndexVar> lhsVars(const Site& site) { return site.leaf->lhs.node().vars; }
+
   /// loopfuse(at[, t]) as the precompute at `at` it stands for: the consumer keeps the
-  /// factors that use an output variable bound below `at` (SparseLNR: the consumer's
-  /// remaining variables), the producer is every other tensor factor.
-  ScheduleCommand fusedProducer(const ScheduleCommand& c) {
+  /// factors that use a variable of the left-hand side bound below `at` (SparseLNR: the
+  /// consumer's remaining variables), the producer is every other tensor factor.
+  ScheduleCommand fusedProducer(const Site& site, const ScheduleCommand& c) {
     const IndexVar& at = c.vars[0];
-    const int d = find(at);
-    if (d < 0) fail("unknown index variable " + at.name() + " (loops now: " + loopNames() + ")");
+    const IndexExpr& rhs = site.leaf->rhs;
     std::vector<IndexExpr> have, producer;
-    factorsOf(p_.assignment.rhs, have);
-    if (have.size() < 2) fail("the right-hand side " + p_.assignment.rhs.str() + " is not a product to distribute");
-    std::vector<IndexVar> order, below;
-    for (const Loop& l : nest_.loops) order.push_back(l.of);
-    for (size_t k = static_cast<size_t>(d) + 1; k < order.size(); k++)
-      if (has(p_.output.levelVars, order[k])) below.push_back(order[k]);
-    const std::vector<bool> mine = fusionProducers(p_, order, d);
+    factorsOf(rhs, have);
+    if (have.size() < 2) fail("the right-hand side " + rhs.str() + " is not a product to distribute");
+    std::vector<IndexVar> below;
+    for (const IndexStmtNode* l : site.below)
+      if (has(lhsVars(site), l->loop.of)) below.push_back(l->loop.of);
     std::string consumerText;
-    for (size_t f = 0; f < have.size(); f++) {
-      if (mine[f]) producer.push_back(have[f]);
-      else consumerText += (consumerText.empty() ? "" : " * ") + have[f].str();
+    for (const IndexExpr& f : have) {
+      bool consumer = f.kind() != ExprKind::Access;
+      for (const tessel::ExprNode* n : accessesIn(f))
+        for (const IndexVar& v : n->vars) consumer |= has(below, v);
+      if (!consumer) producer.push_back(f);
+      else consumerText += (consumerText.empty() ? "" : " * ") + f.str();
     }
+    const std::string what = site.root() ? "output variable" : "index of " + site.leaf->lhs.str();
     std::string belowText;
     for (const IndexVar& v : below) belowText += (belowText.empty() ? "" : ", ") + v.name();
     if (below.empty())
-      fail("it splits nothing: no output variable is bound below " + at.name() +
+      fail("it splits nothing: no " + what + " is bound below " + at.name() +
            ", so no factor would be left for the consumer (fuse at an outer loop)");
     if (producer.empty())
-      fail("it splits nothing: every factor uses an output variable bound below " + at.name() + " (" + belowText +
+      fail("it splits nothing: every factor uses an " + what + " bound below " + at.name() + " (" + belowText +
            "), so none is left for the producer");
     if (consumerText.empty())
-      fail("it splits nothing: no factor uses the output variables below " + at.name() + " (" + belowText + ")");
+      fail("it splits nothing: no factor uses the " + what + "s below " + at.name() + " (" + belowText + ")");
     ScheduleCommand pc = c;
     pc.expr = productOf(producer);
     if (pc.tensor.empty()) pc.tensor = "t_" + at.name();
     return pc;
   }
 
-  LocalTemporary localTemporary(const ScheduleCommand& c) {
+  LocalTemporary localTemporary(const Site& site, const ScheduleCommand& c) {
     const IndexVar& at = c.vars[0];
-    int d = find(at);
-    if (d < 0) fail("unknown index variable " + at.name() + " (loops now: " + loopNames() + ")");
-    for (const Loop& l : nest_.loops)
-      if (l.kind != Loop::Kind::Coord || l.posAccess >= 0)
-        fail("a temporary at a loop needs the loops unsplit (no split, divide, pos or fuse before it)");
+    const int d = site.at->depth;
+    // Loops outside `at` may be split or iterate positions (they only choose which
+    // iterations of the shared loops run); below it the producer and consumer each
+    // re-run their own loops, which must bind one variable each.
+    if (site.at->loop.kind != Loop::Kind::Coord)
+      fail(at.name() + " is the outer loop of a split; fuse at a loop over coordinates");
+    for (size_t e = 0; e < nest_.loops.size(); e++) {
+      const Loop& l = nest_.loops[e];
+      if (static_cast<int>(e) > d && (l.kind != Loop::Kind::Coord || l.posAccess >= 0))
+        fail("a temporary at a loop needs the loops below " + at.name() +
+             " unsplit (split, divide, pos or fuse only loops outside it; " + l.var.name() + " runs below)");
+      if (static_cast<int>(e) <= d && l.kind == Loop::Kind::Chunk)
+        for (const IndexVar& v : l.touches())
+          if (nest_.coordLoopOf(v) > d)
+            fail("a temporary at a loop needs the loops below " + at.name() + " unsplit (" + l.var.name() +
+                 " splits " + v.name() + ", which runs below " + at.name() + ")");
+    }
     std::vector<IndexExpr> have, want;
-    factorsOf(p_.assignment.rhs, have);
+    factorsOf(site.leaf->rhs, have);
     factorsOf(c.expr, want);
     LocalTemporary t;
     t.name = c.tensor;
@@ -421,7 +539,7 @@ class Scheduler {
         std::string why = "'";
         why += c.expr.str();
         why += "' is not some of the tensor factors of the right-hand side product ";
-        why += p_.assignment.rhs.str();
+        why += site.leaf->rhs.str();
         fail(why);
       }
       used[f] = true;
@@ -430,9 +548,10 @@ class Scheduler {
     if (t.name.empty() || t.name == p_.args[0].tensor.name()) fail("the temporary needs a name of its own");
     for (const TensorArg& a : p_.args)
       if (a.tensor.name() == t.name) fail("the temporary needs a name that no tensor of the assignment has");
+    if (std::count(names_.begin(), names_.end(), t.name)) fail("the temporary needs a name that no earlier temporary has (" + t.name + ")");
     // Variables of e: bound at or above `at`, else t's indices (the rest uses them) or
     // summed into t (only e uses them).
-    std::vector<IndexVar> rest = p_.output.levelVars, mine;
+    std::vector<IndexVar> rest = lhsVars(site), mine;
     for (size_t f = 0; f < have.size(); f++)
       if (!used[f])
         for (const tessel::ExprNode* n : accessesIn(have[f])) rest.insert(rest.end(), n->vars.begin(), n->vars.end());
@@ -445,11 +564,11 @@ class Scheduler {
       (has(rest, v) ? t.vars : t.summed).push_back(v);
     }
     for (const IndexVar& v : mine)
-      if (find(v) < d && !has(rest, v))  // t would hold one term of the sum per value of v
+      if (find(v) > site.outer && find(v) < d && !has(rest, v))  // t would hold one term of the sum per value of v
         fail("the loop over " + at.name() + " does not enclose the sum over " + v.name() +
              " (only '" + c.expr.str() + "' uses " + v.name() + ", and its loop runs outside); " +
              (c.kind == K::LoopFuse ? "fuse" : "precompute") + " at " + v.name() + " or an outer loop");
-    for (const IndexVar& v : p_.output.levelVars)  // a broadcast output variable would be skipped below `at`
+    for (const IndexVar& v : lhsVars(site))  // a broadcast output variable would be skipped below `at`
       if (find(v) > d && !has(t.vars, v)) {
         bool inRest = false;
         for (size_t f = 0; f < have.size(); f++)
@@ -499,6 +618,7 @@ class Scheduler {
   const Schedule& s_;
   LoopNest nest_;
   std::map<uint64_t, Alias> aliases_;  ///< by the alias variable's id
+  std::vector<std::string> names_;     ///< the temporaries placed so far
   const ScheduleCommand* cmd_ = nullptr;
 };
 

@@ -39,8 +39,9 @@ struct LoopNest {
   /// Index just past the last loop touching any of `vars` (0 if none).
   int endOfLoopsFor(const std::vector<IndexVar>& vars) const;
   int parallelLoop() const;  ///< -1 if none
-  /// The where of a temporary at a loop (precompute(e, t, at)), null if none.
-  const IndexStmtNode* localWhere() const;
+  /// The wheres of temporaries at loops (precompute(e, t, at), loopfuse), outer ones
+  /// first; empty if none.
+  std::vector<const IndexStmtNode*> localWheres() const;
 };
 
 /// Apply the schedule to the problem's loop order. `reorder` changes `p.order` (checked

@@ -17,8 +17,8 @@ IndexStmt withLeaf(const IndexStmt& body, const IndexStmt& leaf) {
 }  // namespace
 
 void insertWorkspace(const Problem& p, const OutputPlan& plan, LoopNest& nest) {
-  if (const IndexStmtNode* w = nest.localWhere(); w && plan.kind != OutputKind::Dense)
-    throw ScheduleError("schedule command " + w->temporary->command + ": a temporary at a loop needs a dense output for now");
+  if (auto w = nest.localWheres(); !w.empty() && plan.kind != OutputKind::Dense)
+    throw ScheduleError("schedule command " + w[0]->temporary->command + ": a temporary at a loop needs a dense output for now");
   if (plan.kind != OutputKind::Workspace) return;
   // The row starts at the first loop over (or restricting) a variable from the
   // workspace's depth on: every loop inside it fills one row.

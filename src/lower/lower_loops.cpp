@@ -18,6 +18,7 @@
 #include "lower/merge_tuner.h"
 #include "lower/output_assembly.h"
 #include "lower/position_search.h"
+#include "lower/prefetch.h"
 #include "lower/semiring_ir.h"
 #include "lower/symbols.h"
 #include "tessel/error.h"
@@ -51,8 +52,8 @@ class LoopLowerer {
       std::vector<IndexVar> needed(p.order.begin(), p.order.begin() + plan.symbolicDepth);
       depthLimit_ = nest.endOfLoopsFor(needed);
     }
-    const IndexStmtNode* where = nest.localWhere();
-    if (where && phase == Phase::Numeric) {
+    for (const IndexStmtNode* where : nest.localWheres()) {
+      if (phase != Phase::Numeric) break;
       const LocalTemporary& t = *where->temporary;
       TESSEL_CHECK(plan.kind == OutputKind::Dense, "a temporary at a loop under a sparse output (see insertWorkspace)");
       // The consumer reads every entry of t, met or not: exact only where the semiring's
@@ -64,7 +65,7 @@ class LoopLowerer {
         if (nest.loops[d].parallel)
           throw ScheduleError("schedule command " + t.command + ": the loops below " + t.at.name() +
                               " run once per temporary and cannot be parallel");
-      local_.emplace(p, *where, sym_, nest.parallelLoop() < 0);
+      locals_.add(p, *where, sym_, nest.parallelLoop() < 0);
     }
   }
 
@@ -74,8 +75,7 @@ class LoopLowerer {
     env.in.resize(p_.inputs.size());
     for (auto& st : boundChecks()) s.push_back(st);
     for (auto& st : out_.functionPrologue(phase_)) s.push_back(st);
-    if (local_)
-      for (auto& st : local_->allocate()) s.push_back(st);
+    for (auto& st : locals_.allocate()) s.push_back(st);
     for (auto& st : maskRows_.allocate()) s.push_back(st);
     out_.resolve(env, phase_, s);
     std::vector<Stmt> afterRows;  // a vector mask is scattered once, before every loop
@@ -88,7 +88,7 @@ class LoopLowerer {
       s.push_back(loops);
       for (auto& st : tuner_.finish(tuned)) s.push_back(st);
     }
-    if (local_) s.push_back(local_->release());
+    for (auto& st : locals_.release()) s.push_back(st);
     for (auto& st : maskRows_.release()) s.push_back(st);
     for (auto& st : out_.functionEpilogue(phase_)) s.push_back(st);
     return block(s);
@@ -110,7 +110,7 @@ class LoopLowerer {
   bool resolveInputs(Env& env, const IndexExpr& e, std::vector<Stmt>& s) const {
     bool probed = false;
     for (const tessel::ExprNode* n : accessesIn(e)) {
-      if (local_ && local_->reads(n)) continue;
+      if (locals_.reading(n)) continue;
       if (n->mask.complement || p_.maskByRow(p_.accessIndex(n))) continue;  // tested whole by probeMasks
       int a = p_.accessIndex(n);
       const auto& lv = p_.inputs[a].levelVars;
@@ -135,7 +135,7 @@ class LoopLowerer {
   }
 
   int iteratedAt(const Env& env, const tessel::ExprNode* n, const IndexVar& v) const {
-    if (local_ && local_->reads(n)) return -1;  // the temporary is dense: read, never iterated
+    if (locals_.reading(n)) return -1;  // the temporary is dense: read, never iterated
     int a = p_.accessIndex(n);
     if (n->mask.complement || p_.maskByRow(a)) return -1;  // tested where its variables are bound
     const auto& lv = p_.inputs[a].levelVars;
@@ -149,10 +149,10 @@ class LoopLowerer {
   const Semiring& semiring() const { return p_.assignment.semiring; }
 
   Expr value(const IndexExpr& e, const Env& env) const {
-    return leafValue(p_, sym_, local_ ? &*local_ : nullptr, e, env);
+    return leafValue(p_, sym_, &locals_, e, env);
   }
   Expr presence(const IndexExpr& e, const Env& env) const {
-    return leafPresence(p_, local_ ? &*local_ : nullptr, e, env);
+    return leafPresence(p_, &locals_, e, env);
   }
 
   /// A leaf where no probed operand is present computes nothing: skip it, so bitmap
@@ -173,7 +173,7 @@ class LoopLowerer {
     }
     if (env.inWorkspace) return out_.workspaceUpdate(env, phase_, phase_ == Phase::Numeric ? value(e, env) : nullptr);
     if (phase_ == Phase::Symbolic) return block({});
-    if (env.localProducer) return local_->addTo(env, value(e, env));
+    if (env.localProducer) return env.localProducer->addTo(env, value(e, env));
     Expr v = value(e, env);
     if (env.acc) return assign(env.acc, reduceExpr(reduceOpOf(semiring()), env.acc, v));
     return out_.storeValue(env, v);
@@ -272,14 +272,15 @@ class LoopLowerer {
     if (guard) e2.guarded = guard;
     std::vector<Stmt> body;
     const IndexStmtNode* next = d->body.get();
-    if (e2.localProducer) {  // computing a temporary: the output is not written here
-      body.push_back(descend(next, q.expr, e2));
-    } else if (next->kind == IndexStmtNode::Kind::Where && next->temporary) {
-      out_.resolve(e2, phase_, body);
+    if (next->kind == IndexStmtNode::Kind::Where && next->temporary) {
+      // Computing a temporary (a where inside a producer) writes no output here.
+      if (!e2.localProducer) out_.resolve(e2, phase_, body);
       // The temporary, for cases that have e's factors (and only when computing).
       std::optional<LocalSplit> local;
-      if (local_) local = local_->split(q.expr);
+      if (!locals_.empty()) local = locals_.of(next).split(q.expr);
       body.push_back(local ? localOrPlain(next, *local, q.expr, e2) : descend(next->unsplit.get(), q.expr, e2));
+    } else if (e2.localProducer) {  // computing a temporary: the output is not written here
+      body.push_back(descend(next, q.expr, e2));
     } else {
       out_.resolve(e2, phase_, body);
       body.push_back(descend(next, q.expr, e2));
@@ -302,6 +303,7 @@ class LoopLowerer {
     Stmt where = localWhere(w, sp, env);
     const LocalTemporary& t = *w->temporary;
     for (const tessel::ExprNode* n : t.factors) {
+      if (locals_.reading(n)) continue;  // an outer temporary: dense
       int a = p_.accessIndex(n);
       size_t k = env.in[a].size();
       const auto& lv = p_.inputs[a].levelVars;
@@ -319,9 +321,10 @@ class LoopLowerer {
   /// read by the rest's loops (each skips the loops over variables it lacks).
   Stmt localWhere(const IndexStmtNode* w, const LocalSplit& sp, const Env& env) {
     Env base = env;
-    std::vector<Stmt> s = local_->startRow(base);
+    const LocalTemporaryLowering& t = locals_.of(w);
+    std::vector<Stmt> s = t.startRow(base);
     Env producer = base;
-    producer.localProducer = true;
+    producer.localProducer = &t;
     s.push_back(descend(w->producer.get(), sp.producer, producer));
     s.push_back(descend(w->consumer.get(), sp.consumer, base));
     return block(s);
@@ -356,33 +359,6 @@ class LoopLowerer {
     // Branch-free for unique levels: merged coordinates are unpredictable.
     if (it.unique) return assign(it.pos, add(it.pos, cast(i64(), eq(it.crd, v))));
     return ifThen(eq(it.crd, v), assign(it.pos, it.seg));
-  }
-
-  /// Software prefetch before an innermost loop over one segment of positions (SpMV's
-  /// row): one hint per segment, kPrefetchAhead positions ahead in its crd (and, at the
-  /// last level, vals) arrays. Rows of a few entries end each stream before the hardware
-  /// prefetcher runs ahead; the hints keep more lines in flight, 10-25% faster when the
-  /// arrays stream from memory. They fetch into every cache level (locality 3): on an
-  /// Intel Xeon non-temporal hints made SpMV 1.5x slower (L1-only fills evicted before
-  /// use). In cache they only cost issue slots (about 8%), so a flag
-  /// set once per call, for levels of at least kPrefetchEntries positions and
-  /// kPrefetchMeanSegment per segment, enables them.
-  Stmt prefetchAhead(int a, int k, const Expr& begin) {
-    int arg = p_.inputs[a].arg;
-    LevelArrays arr = sym_.arrays(arg, k);
-    if (!arr.crd || !arr.pos) return block({});
-    Expr flag = var(sym_.fresh(sym_.tensorName(arg) + std::to_string(k) + "_streams"), scalar(Datatype::Bool));
-    Expr entries = sym_.tensorField(arg, "crd_size", k), segments = sym_.tensorField(arg, "pos_size", k);
-    // Segments of a few entries (CSF fibers of 2-3) would issue more hints than lines.
-    streamFlags_.push_back(decl(flag, land(binary(ExprOp::Ge, entries, intImm(kPrefetchEntries)),
-                                           binary(ExprOp::Ge, entries, mul(intImm(kPrefetchMeanSegment), segments)))));
-    auto hint = [&](const Expr& array) {
-      return evaluate(call("__builtin_prefetch", {add(array, add(begin, intImm(kPrefetchAhead))), intImm(0), intImm(3)},
-                           scalar(Datatype::Int32)));
-    };
-    std::vector<Stmt> hints = {hint(arr.crd)};
-    if (k + 1 == static_cast<int>(p_.inputs[a].levelVars.size())) hints.push_back(hint(sym_.vals(arg)));
-    return ifThen(flag, block(hints));
   }
 
   // ---- loops ---------------------------------------------------------------------------
@@ -730,7 +706,7 @@ class LoopLowerer {
     if (d->kind != IndexStmtNode::Kind::Forall)  // a where is entered from its loop's cases
       throw InternalError("lowering met a where or sequence outside a loop's case");
     const Loop& loop = d->loop;
-    if (env.localOffset && loop.kind == Loop::Kind::Coord && !mentions(e, loop.of)) return descend(d->body.get(), e, env);
+    if (env.inLocal && loop.kind == Loop::Kind::Coord && !mentions(e, loop.of)) return descend(d->body.get(), e, env);
     if (loop.kind == Loop::Kind::Chunk) return lowerChunk(d, e, env);
     const int tuneFrom = tuner_.sites();
     const IndexVar& v = loop.of;
@@ -793,7 +769,7 @@ class LoopLowerer {
       int a = *its.begin();
       std::vector<Stmt> body = {decl(vv, coordAt(env, a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
       if (d->depth > 0 && d->depth + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
-        s.push_back(prefetchAhead(a, static_cast<int>(env.in[a].size()), iv[a].beginValue));
+        s.push_back(prefetchAhead(p_, sym_, a, static_cast<int>(env.in[a].size()), iv[a].beginValue, streamFlags_));
       s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body, tuneFrom), loopInfo(loop)));
       return block(s);
     }
@@ -833,14 +809,11 @@ class LoopLowerer {
   Symbols sym_;
   OutputAssembly out_;
   int depthLimit_;
-  std::optional<LocalTemporaryLowering> local_;  ///< precompute(e, t, at), numeric phase
+  LocalTemporaries locals_;  ///< precompute(e, t, at) and loopfuse, numeric phase
   MergeTuner tuner_{sym_};
   MaskRows maskRows_{p_, sym_, pp_.loop < 0};  ///< masks read by row (Problem::maskByRow)
   Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
   std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
-  static constexpr int64_t kPrefetchAhead = 1024;        ///< positions: 8 KB of doubles, 4 KB of int32
-  static constexpr int64_t kPrefetchEntries = 1 << 21;   ///< 24 MB of int32 crd + double vals
-  static constexpr int64_t kPrefetchMeanSegment = 4;     ///< entries per segment, at least
   /// Nested lattices multiply, and each case evaluates its own expression: bound the
   /// code (and so the C compiler's time) of one kernel. Real kernels use a few hundred.
   static constexpr int64_t kMaxWork = 20000;

@@ -14,6 +14,9 @@
 
 namespace tessel::lower {
 
+struct LocalTemporary;
+class LocalTemporaryLowering;
+
 /// A resolved level of an access: its position and, for non-unique levels, the
 /// segment of positions that share the coordinate.
 struct LevelState {
@@ -51,11 +54,13 @@ struct Env {
   bool inWorkspace = false;
   int pendingLevel = -1;  ///< deferred append of the last output levels from this level on
   ir::Expr hit;           ///< set when the reduction under a deferred append meets a case
-  /// Below the loop of precompute(e, t, at): this thread's row of t starts here; loops
-  /// over variables the expression lacks are skipped (producer and consumer each run
-  /// only their own loops).
-  ir::Expr localOffset;
-  bool localProducer = false;  ///< computing t: leaves add into t, not the output
+  /// Below the loop of precompute(e, t, at): where this thread's row of each (non-scalar)
+  /// t starts; loops over variables the expression lacks are skipped (inLocal: producer
+  /// and consumer each run only their own loops).
+  std::map<const LocalTemporary*, ir::Expr> localRows;
+  bool inLocal = false;
+  /// Computing a temporary: leaves add into it, not into the output.
+  const LocalTemporaryLowering* localProducer = nullptr;
 };
 
 /// Accesses in an expression, left to right.

@@ -206,6 +206,27 @@ Located locate(const Assignment& a, const ScheduleCommand& c) {
   return l;
 }
 
+/// precompute(e, t, B): t stored like B, a factor of the product e over exactly t's
+/// variables. Exact because e (and the sums moved around it) is zero wherever B has no
+/// entry, when the semiring's zero annihilates its mul.
+Format patternFormat(const Assignment& a, const ScheduleCommand& c, const Located& l) {
+  std::vector<IndexExpr> factors;
+  factorsOf(l.expr, factors);
+  for (const IndexExpr& f : factors) {
+    if (f.kind() != ExprKind::Access || f.node().tensor.name() != c.storedLike) continue;
+    if (f.node().vars != l.outside) {
+      std::string want;
+      for (const IndexVar& v : l.outside) want += (want.empty() ? "" : ",") + v.name();
+      fail(c, "the temporary is indexed by (" + want + "), and " + f.str() +
+                  " is not: a temporary stored like a tensor takes its pattern, so they need the same variables in the same order");
+    }
+    if (!a.semiring.zeroAnnihilatesMul())
+      fail(c, "a temporary stored like a factor needs a semiring whose zero annihilates its mul, not " + a.semiring.name);
+    return f.node().tensor.format();
+  }
+  fail(c, c.storedLike + " is not a factor of the product '" + l.expr.str() + "'");
+}
+
 }  // namespace
 
 bool precomputesExpr(const ScheduleCommand& c) {
@@ -226,6 +247,7 @@ std::pair<Assignment, Assignment> splitPrecompute(
   spec.vars = l.outside;
   for (const IndexVar& v : spec.vars) spec.dims.push_back(extentOf(a, v));
   spec.format = DenseFormat(static_cast<int>(spec.vars.size()));
+  if (!c.storedLike.empty()) spec.format = patternFormat(a, c, l);
   Access t(temporary(spec), l.outside);
   IndexExpr produced = l.expr;
   for (auto v = l.moved.rbegin(); v != l.moved.rend(); ++v) produced = sum(*v, produced);

@@ -44,6 +44,7 @@ std::string ScheduleCommand::str() const {
   if (kind == K::Precompute && expr.defined()) {  // precompute(e,t) or precompute(e,t,at)
     s += expr.str() + "," + tensor;
     if (!vars.empty()) s += "," + vars[0].name();
+    if (!storedLike.empty()) s += "," + storedLike;
     return s + ")";
   }
   for (size_t v = 0; v < vars.size(); v++) s += (v ? "," : "") + vars[v].name();
@@ -125,6 +126,14 @@ Schedule& Schedule::precompute(const IndexExpr& e, const std::string& temporary)
   ScheduleCommand c = make(ScheduleCommand::Kind::Precompute, {});
   c.expr = e;
   c.tensor = temporary;
+  append(commands_, c);
+  return *this;
+}
+Schedule& Schedule::precomputeLike(const IndexExpr& e, const std::string& temporary, const std::string& pattern) {
+  ScheduleCommand c = make(ScheduleCommand::Kind::Precompute, {});
+  c.expr = e;
+  c.tensor = temporary;
+  c.storedLike = pattern;
   append(commands_, c);
   return *this;
 }

@@ -145,11 +145,14 @@ class CommandParser {
     } else if (n == "precompute") {
       if (c.args.size() == 2) {
         s.precompute(expression(c.args[0]), name(c.args[1]));
+      } else if (c.args.size() == 3 && bound_.count(trim(c.args[2])) && !vars_.count(trim(c.args[2]))) {
+        s.precomputeLike(expression(c.args[0]), name(c.args[1]), trim(c.args[2]));  // stored like a tensor
       } else if (c.args.size() == 3) {
         s.precompute(expression(c.args[0]), name(c.args[1]), var(2));
       } else {
         if (c.args.size() != 1)
-          fail("expected precompute(j), precompute(expression,temporary) or precompute(expression,temporary,j)");
+          fail("expected precompute(j), precompute(expression,temporary), precompute(expression,temporary,j) or "
+               "precompute(expression,temporary,tensor)");
         s.precompute(var(0));
       }
     } else if (n == "loopfuse") {

@@ -1,0 +1,228 @@
+// loopfuse applied again (SparseLNR's recursion): a second fusion names a loop of the
+// producer or the consumer of the first, so the nest has a where inside a where. A
+// nested fusion equals the perfect nest and the reference evaluator on hand-computed
+// values, random data and degenerate shapes at 1, 2 and 4 threads; `emit` shows the
+// nested wheres; second fusions that cannot apply are ScheduleErrors naming the command.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <map>
+#include <random>
+
+#include "support/test_support.h"
+#include "tessel/kernel.h"
+#include "tessel/parser.h"
+#include "tessel/reference.h"
+#include "tessel/syntax.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+Format fmt(const std::string& s) { return Format::parse(s); }
+// <SDDMM, SpMM, GEMM> (SparseLNR 6.2): scores on B's edges, aggregation, then a GEMM.
+const std::string kTriple = "A(i,m) = B(i,j) * C(i,k) * D(j,k) * E(j,l) * F(l,m)";
+// SparseLNR's schedule for it: fuse the GEMM at i (t_i(l) = the aggregated row), then
+// the SDDMM into the SpMM at j (t_j = the score of edge (i,j)).
+const std::string kTripleSchedule = "loopfuse(i),loopfuse(j)";
+const std::string kSpttm = "A(i,j,m) = B(i,j,k) * C(k,l) * D(l,m)";
+
+CooData entries(std::vector<int64_t> dims, const std::vector<std::pair<std::vector<int64_t>, double>>& list) {
+  CooData c;
+  c.dims = std::move(dims);
+  for (const auto& [at, v] : list) c.add(at, v);
+  return c;
+}
+
+/// <SDDMM, SpMM, GEMM>'s operands: B m x n (the sparse one, `density`), the rest dense.
+std::vector<Operand> tripleOperands(std::mt19937_64& rng, int64_t m, int64_t n, int64_t k, int64_t l, int64_t mm,
+                                    double density, const std::string& bFormat = "ds") {
+  return {{"B", randomCoo({m, n}, density, rng), fmt(bFormat)},
+          {"C", randomCoo({m, k}, 1, rng), fmt("dd")},
+          {"D", randomCoo({n, k}, 1, rng), fmt("dd")},
+          {"E", randomCoo({n, l}, 1, rng), fmt("dd")},
+          {"F", randomCoo({l, mm}, 1, rng), fmt("dd")}};
+}
+
+std::map<std::string, TensorBase> tensorsOf(const std::vector<Operand>& in, const std::string& out,
+                                            std::vector<int64_t> outDims) {
+  std::map<std::string, TensorBase> t;
+  for (const Operand& o : in) t.emplace(o.name, makeTensor(o.name, o.data, o.format));
+  t.emplace(out, TensorBase(out, Datatype::Float64, std::move(outDims), DenseFormat(2)));
+  return t;
+}
+
+/// `expr` over `in` under `schedule` (1 thread) against the same without a schedule.
+::testing::AssertionResult equalsPerfectNest(const std::string& expr, const std::vector<Operand>& in,
+                                             const std::string& schedule) {
+  CooData fused, perfect;
+  for (const std::string& s : {schedule, std::string()}) {
+    ::testing::AssertionResult r = matchesReferenceScheduled(
+        expr, in, DenseFormat(scanTensors(expr)[0].order), [&](const std::vector<IndexVar>&) { return s; }, 1);
+    if (!r) return r << " (schedule '" << s << "')";
+  }
+  return ::testing::AssertionSuccess();
+}
+
+}  // namespace
+
+TEST(LoopFuseNested, SddmmSpmmGemmHandComputed) {
+  // B = [[1, 0, 2], [0, 3, 0]]; C = [[1, 1], [2, 0]]; D = [[1, 0], [0, 1], [1, 1]]:
+  // scores t_j: (0,0) 1*(1) = 1, (0,2) 2*(1+1) = 4, (1,1) 3*(0) = 0.
+  // E = [[1, 0], [0, 1], [1, 1]]: t_i(0,:) = 1*E(0,:) + 4*E(2,:) = [5, 4]; t_i(1,:) = 0.
+  // F = [[1, 2], [10, 20]]: A(0,:) = 5*[1, 2] + 4*[10, 20] = [45, 90]; A(1,:) = 0.
+  std::vector<Operand> in = {
+      {"B", entries({2, 3}, {{{0, 0}, 1}, {{0, 2}, 2}, {{1, 1}, 3}}), fmt("ds")},
+      {"C", entries({2, 2}, {{{0, 0}, 1}, {{0, 1}, 1}, {{1, 0}, 2}}), fmt("dd")},
+      {"D", entries({3, 2}, {{{0, 0}, 1}, {{1, 1}, 1}, {{2, 0}, 1}, {{2, 1}, 1}}), fmt("dd")},
+      {"E", entries({3, 2}, {{{0, 0}, 1}, {{1, 1}, 1}, {{2, 0}, 1}, {{2, 1}, 1}}), fmt("dd")},
+      {"F", entries({2, 2}, {{{0, 0}, 1}, {{0, 1}, 2}, {{1, 0}, 10}, {{1, 1}, 20}}), fmt("dd")}};
+  for (int threads : {1, 2}) {
+    std::map<std::string, TensorBase> t = tensorsOf(in, "A", {2, 2});
+    Assignment a = parseAssignment(kTriple, t);
+    Kernel::compile(a, parseSchedule(kTripleSchedule + ",parallelize(i)", a))->run(a, threads);
+    CooData c = t.at("A").toCoo();
+    std::map<std::vector<int64_t>, double> got;
+    for (int64_t e = 0; e < c.nnz(); e++) got[{c.coords[2 * e], c.coords[2 * e + 1]}] = c.values[e];
+    EXPECT_EQ(got[std::vector<int64_t>({0, 0})], 45) << threads;
+    EXPECT_EQ(got[std::vector<int64_t>({0, 1})], 90) << threads;
+    EXPECT_EQ(got[std::vector<int64_t>({1, 0})], 0) << threads;
+    EXPECT_EQ(got[std::vector<int64_t>({1, 1})], 0) << threads;
+  }
+}
+
+TEST(LoopFuseNested, TheNestHasNestedWheres) {
+  std::mt19937_64 rng(1);
+  std::vector<Operand> in = tripleOperands(rng, 5, 6, 3, 2, 4, 0.5);
+  std::map<std::string, TensorBase> t = tensorsOf(in, "A", {5, 4});
+  Assignment a = parseAssignment(kTriple, t);
+  std::string c = Kernel::emitC(a, parseSchedule(kTripleSchedule, a));
+  EXPECT_NE(c.find("forall(i, where(forall(l, forall(m, A(i,m) = F(l,m) * t_i(l))), "
+                   "forall(j, where(forall(l, t_i(l) += E(j,l) * t_j), "
+                   "forall(k, t_j += B(i,j) * C(i,k) * D(j,k))))))"),
+            std::string::npos)
+      << c.substr(0, 2000);
+}
+
+TEST(LoopFuseNested, SddmmSpmmGemmAgainstReference) {
+  std::mt19937_64 rng(2);
+  for (const char* f : {"ds", "ss", "dd"})
+    for (double density : {0.3, 0.0, 1.0}) {
+      std::vector<Operand> in = tripleOperands(rng, 9, 8, 4, 3, 5, density, f);
+      SCOPED_TRACE(std::string(f) + " density " + std::to_string(density));
+      expectAllThreads(kTriple, in, DenseFormat(2), kTripleSchedule + ",parallelize(i)");
+      EXPECT_TRUE(equalsPerfectNest(kTriple, in, kTripleSchedule));
+    }
+}
+
+TEST(LoopFuseNested, DegenerateShapes) {
+  std::mt19937_64 rng(3);
+  // Empty rows, extents of 1, an empty B, inner extents of 0.
+  for (auto [m, n, k, l] : std::vector<std::array<int64_t, 4>>{
+           {1, 1, 1, 1}, {5, 1, 3, 2}, {0, 4, 3, 2}, {4, 0, 3, 2}, {4, 5, 0, 2}, {4, 5, 3, 0}})
+    for (double density : {0.0, 0.5}) {
+      std::vector<Operand> in = tripleOperands(rng, m, n, k, l, 3, density);
+      SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(n) + " k " + std::to_string(k) + " l " +
+                   std::to_string(l));
+      expectAllThreads(kTriple, in, DenseFormat(2), kTripleSchedule + ",parallelize(i)");
+    }
+}
+
+TEST(LoopFuseNested, SpttmSpttmBothSides) {
+  // A(i,j,m) = B(i,j,k) * C(k,l) * D(l,m). loopfuse(j) is SparseLNR's fused <SpTTM, SpTTM>
+  // (t_j(l) = sum_k B(i,j,k) C(k,l), then A(i,j,:) += t_j(l) D(l,:)); fused again at k,
+  // a loop of its producer, or after loopfuse(i) at j, a loop of the consumer. The other
+  // associativity (C*D first, T(k,m) once) is the separate kernels' precompute, here
+  // with a fusion of what is left.
+  std::mt19937_64 rng(4);
+  for (const char* schedule : {"loopfuse(j),loopfuse(k)", "loopfuse(i),loopfuse(j)",
+                               "precompute(C(k,l)*D(l,m),T),loopfuse(j)", "loopfuse(j,s),loopfuse(k,u)"})
+    for (double density : {0.3, 0.0, 1.0}) {
+      std::vector<Operand> in = {{"B", randomCoo({6, 5, 7}, density, rng), fmt("sss")},
+                                 {"C", randomCoo({7, 4}, 0.9, rng), DenseFormat(2)},
+                                 {"D", randomCoo({4, 3}, 0.9, rng), DenseFormat(2)}};
+      SCOPED_TRACE(std::string(schedule) + " density " + std::to_string(density));
+      expectAllThreads(kSpttm, in, DenseFormat(3), std::string(schedule) + ",parallelize(i)");
+      EXPECT_TRUE(equalsPerfectNest(kSpttm, in, schedule));
+    }
+}
+
+TEST(LoopFuseNested, RandomChainsAtPairsOfLoops) {
+  // Chains of 4 or 5 factors, fused at every ordered pair of loops: each either matches
+  // the reference or is a ScheduleError naming one of the two commands.
+  std::mt19937_64 rng(5);
+  const std::vector<std::string> chains = {kTriple, "A(i,m) = B(i,j) * C(j,k) * D(k,l) * E(l,m)",
+                                           "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)",
+                                           "A(i,m) = B(i,k,l) * C(l,j) * D(k,j) * E(j,m)"};
+  const std::vector<std::string> sparse = {"ds", "ss", "dd"};
+  int fused = 0, refused = 0;
+  for (const std::string& expr : chains) {
+    std::vector<Operand> in;
+    std::map<char, int64_t> extent;
+    for (char v : std::string("ijklm")) extent[v] = std::uniform_int_distribution<int64_t>(1, 5)(rng);
+    for (const TensorUse& u : scanTensors(expr)) {
+      if (u.isOutput) continue;
+      std::vector<int64_t> dims;
+      size_t at = expr.find(u.name + "(", expr.find('=')) + u.name.size() + 1;
+      for (int m = 0; m < u.order; m++) dims.push_back(extent[expr[at + 2 * static_cast<size_t>(m)]]);
+      Format f = u.order == 2 ? fmt(sparse[std::uniform_int_distribution<size_t>(0, 2)(rng)]) : fmt("sss");
+      in.push_back({u.name, randomCoo(dims, 0.5, rng), f});
+    }
+    for (const char* first : {"i", "j", "k", "l"})
+      for (const char* second : {"i", "j", "k", "l", "m"}) {
+        std::string a = std::string("loopfuse(") + first + ",s)", b = std::string("loopfuse(") + second + ",u)";
+        std::string s = a + "," + b;
+        try {
+          EXPECT_TRUE(matchesReferenceScheduled(expr, in, DenseFormat(2),
+                                                [&](const std::vector<IndexVar>&) { return s; }, 1 + fused % 2))
+              << expr << " " << s;
+          fused++;
+        } catch (const ScheduleError& e) {
+          std::string what = e.what();
+          EXPECT_TRUE(what.find(a) != std::string::npos || what.find(b) != std::string::npos) << what;
+          refused++;
+        }
+      }
+  }
+  EXPECT_GT(fused, 8);
+  EXPECT_GT(refused, 8);
+}
+
+TEST(LoopFuseNested, Rejections) {
+  std::mt19937_64 rng(7);
+  std::map<std::string, TensorBase> t = tensorsOf(tripleOperands(rng, 5, 6, 3, 2, 4, 0.5), "A", {5, 4});
+  // Fusions nest from the outside in: j's loop holds the first fusion's where.
+  expectScheduleRejected(t, kTriple, "loopfuse(j),loopfuse(i)", {"loopfuse(i)", "encloses an earlier fusion"});
+  // m is the innermost loop of the consumer: nothing below it to split.
+  expectScheduleRejected(t, kTriple, "loopfuse(i),loopfuse(m)", {"loopfuse(m)", "splits nothing"});
+  expectScheduleRejected(t, kTriple, "loopfuse(i,s),loopfuse(j,s)", {"loopfuse(j,s)", "no earlier temporary"});
+  expectScheduleRejected(t, kTriple, "loopfuse(i),loopfuse(q)", {"loopfuse(q)", "unknown index variable q"});
+  // The first fusion's own error comes first.
+  expectScheduleRejected(t, kTriple, "loopfuse(k),loopfuse(l)", {"loopfuse(k)", "does not enclose the sum over j"});
+}
+
+TEST(LoopFuseNested, ComposesWithLoopsOutsideTheFusion) {
+  // reorder below the fusion point, split / divide / pos / fuse of loops outside it, and
+  // parallelize of the outer shared loop, before one or two fusions.
+  std::mt19937_64 rng(8);
+  const std::string sddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
+  std::vector<Operand> pair = {{"B", randomCoo({9, 8}, 0.4, rng), fmt("ds")},
+                               {"C", randomCoo({9, 4}, 1, rng), fmt("dd")},
+                               {"D", randomCoo({8, 4}, 1, rng), fmt("dd")},
+                               {"E", randomCoo({8, 3}, 1, rng), fmt("dd")}};
+  for (const char* s : {"reorder(l,k),loopfuse(j),parallelize(i)", "split(i,i0,i1,4),parallelize(i0),loopfuse(j)",
+                        "divide(i,i0,i1,2),parallelize(i0),loopfuse(i1)", "pos(j,jp,B),loopfuse(jp)",
+                        "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,8),parallelize(p0,cpu_thread,atomics),loopfuse(j)"}) {
+    SCOPED_TRACE(s);
+    expectAllThreads(sddmmSpmm, pair, DenseFormat(2), s);
+  }
+  std::vector<Operand> in = tripleOperands(rng, 9, 8, 4, 3, 5, 0.4);
+  for (const char* s : {"split(i,i0,i1,4),parallelize(i0),loopfuse(i1),loopfuse(j)",
+                        "divide(i,i0,i1,2),loopfuse(i1),loopfuse(j),parallelize(i0)"}) {
+    SCOPED_TRACE(s);
+    expectAllThreads(kTriple, in, DenseFormat(2), s);
+  }
+  std::map<std::string, TensorBase> t = tensorsOf(in, "A", {9, 5});
+  expectScheduleRejected(t, kTriple, "split(j,j0,j1,2),loopfuse(i),loopfuse(j1)", {"loopfuse(i)", "below i unsplit"});
+}
