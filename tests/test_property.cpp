@@ -26,6 +26,12 @@ class CaseGenerator {
   /// `bitmapChance`: how often a dense level becomes a bitmap (drawn from a separate
   /// generator, so the cases of a seed stay the same apart from those levels).
   explicit CaseGenerator(uint64_t seed, double bitmapChance = 0.2) : rng_(seed), bitmapRng_(seed + 1), bitmapChance_(bitmapChance) {}
+  /// Also combine terms with element-wise functions (max, min, abs, comparisons), drawn
+  /// from a separate generator so the other tests' cases stay the same.
+  CaseGenerator& withElementwise() {
+    elementwise_ = true;
+    return *this;
+  }
 
   Case next() {
     static const char* names[] = {"i", "j", "k", "l"};
@@ -114,6 +120,11 @@ class CaseGenerator {
       terms.pop_back();
       const char* op = std::vector<const char*>{" + ", " - ", " * ", " * "}[pick(0, 3)];
       std::string t = "(" + a + op + b + ")";
+      if (elementwise_ && std::uniform_real_distribution<double>(0, 1)(elementwiseRng_) < 0.6) {
+        static const char* fns[] = {"max", "min", "abs", " < ", " <= ", " == ", " != ", " > "};
+        std::string f = fns[std::uniform_int_distribution<int>(0, 7)(elementwiseRng_)];
+        t = f == "abs" ? "(abs(" + a + ") * " + b + ")" : f[0] == ' ' ? "(" + a + f + b + ")" : f + "(" + a + ", " + b + ")";
+      }
       if (chance(0.1)) t = "-" + t;
       if (chance(0.1)) t = "2 * " + t;
       terms.insert(terms.begin() + pick(0, static_cast<int>(terms.size())), t);
@@ -124,6 +135,8 @@ class CaseGenerator {
   std::mt19937_64 rng_;
   std::mt19937_64 bitmapRng_;
   double bitmapChance_;
+  bool elementwise_ = false;
+  std::mt19937_64 elementwiseRng_{99};
 };
 
 }  // namespace
@@ -171,4 +184,26 @@ TEST(Property, BitmapLevelsAtThreads) {
   }
   std::printf("property (bitmap): %d runs\n", ran);
   EXPECT_GE(ran, total * 3 * 7 / 10);
+}
+
+// Element-wise functions mixed into random expressions (tests/test_elementwise.cpp has
+// their hand-computed values): the compiled kernel against the reference evaluator.
+TEST(Property, ElementwiseExpressions) {
+  CaseGenerator gen(23);
+  gen.withElementwise();
+  int ran = 0, unsupported = 0;
+  const int total = 80;
+  for (int n = 0; n < total; n++) {
+    Case c = gen.next();
+    SCOPED_TRACE("case " + std::to_string(n) + ": " + c.describe());
+    try {
+      EXPECT_TRUE(matchesReference(c.expr, c.inputs, c.out));
+      ran++;
+    } catch (const FormatError& e) {
+      EXPECT_NE(std::string(e.what()).find("cannot assemble"), std::string::npos) << e.what();
+      unsupported++;
+    }
+  }
+  std::printf("property (element-wise): %d cases ran, %d rejected\n", ran, unsupported);
+  EXPECT_GE(ran, total * 8 / 10);
 }

@@ -92,7 +92,13 @@ Assignment parseOver(const std::string& expr, const std::map<std::string, Tensor
     }
   }
   Assignment a = parseAssignment(expr, tensors);
-  a.semiring = semiring;
+  // `X @(add,mul) Y` writes the semiring in the text (the parser set it): --semiring
+  // may only repeat it.
+  if (expr.find('@') == std::string::npos)
+    a.semiring = semiring;
+  else if (!semiring.isPlusTimes() && !(semiring == a.semiring))
+    throw UsageError("--semiring " + semiring.name + " disagrees with the expression's @(" + a.semiring.add.name +
+                     "," + a.semiring.mul.name + ") (semiring " + a.semiring.name + ")");
   checkAssignment(a);
   return a;
 }

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tessel/format.h"
@@ -88,8 +89,9 @@ class TensorVar {
   std::shared_ptr<const Content> content_;
 };
 
-/// Sum is an explicit reduction `sum(j, e)`: e summed over every value of j.
-enum class ExprKind { Access, Literal, Neg, Add, Sub, Mul, Div, Sum };
+/// Sum is an explicit reduction `sum(j, e)`: e summed over every value of j. Apply is an
+/// element-wise binary operator (ExprNode::op) of a and b: `max(a, b)`, `a < b`; Abs is |a|.
+enum class ExprKind { Access, Literal, Neg, Add, Sub, Mul, Div, Sum, Apply, Abs };
 
 struct ExprNode;
 
@@ -165,8 +167,10 @@ struct ExprNode {
 
   // Literal
   double value = 0;
-  // Neg (a), binary (a, b), Sum (body a)
+  // Neg, Abs (a), binary and Apply (a, b), Sum (body a). In a merge lattice's case
+  // expressions (lowering) an undefined operand of Apply is an absent one: the semiring's zero.
   IndexExpr a, b;
+  BinaryOp op;  ///< Apply: the element-wise operator
 };
 
 IndexExpr operator+(const IndexExpr& a, const IndexExpr& b);
@@ -177,6 +181,50 @@ IndexExpr operator-(const IndexExpr& a);
 /// `sum(v, e)`: e summed over every value of v (an explicit reduction, placed where it
 /// is written). Prints and parses as "sum(v, e)".
 IndexExpr sum(const IndexVar& v, const IndexExpr& e);
+
+/// Element-wise functions. Value semantics as everywhere: an absent entry reads as the
+/// assignment's semiring's zero (0 for plus_times), and the iteration space follows from
+/// op's algebra (elementwiseSupport in tessel/operators.h): under plus_times max(B(i),
+/// C(i)) is max(B(i), 0) where only B is stored, and `B(i) == C(i)` is 1 where neither
+/// is (a dense result). Text syntax: `min(a, b)`, `max(a, b)`, `abs(a)`, `a < b`,
+/// `a <= b`, `a > b`, `a >= b`, `a == b`, `a != b` (comparisons bind looser than `+`,
+/// do not chain, and give 1 or 0); a user-declared operator (BinaryOp::custom) prints
+/// as `name(a, b)` and does not parse back (the text language does not know it).
+IndexExpr apply(const BinaryOp& op, const IndexExpr& a, const IndexExpr& b);
+/// |a| (abs below; a plain function would capture abs(int) inside namespace tessel).
+IndexExpr absolute(const IndexExpr& a);
+
+/// Operands of the element-wise templates below: at least one is an index expression
+/// (an Access, an IndexExpr), so that min(x, y) and x < y on plain numbers keep their
+/// usual meaning inside namespace tessel.
+template <typename A, typename B>
+concept ElementwiseOperands =
+    (std::is_base_of_v<IndexExpr, A> || std::is_base_of_v<IndexExpr, B>) &&
+    std::is_convertible_v<const A&, IndexExpr> && std::is_convertible_v<const B&, IndexExpr>;
+
+template <typename A> requires std::is_base_of_v<IndexExpr, A>
+IndexExpr abs(const A& a) { return absolute(a); }
+template <typename A, typename B> requires ElementwiseOperands<A, B>
+IndexExpr min(const A& a, const B& b) { return apply(BinaryOp::min(), a, b); }
+template <typename A, typename B> requires ElementwiseOperands<A, B>
+IndexExpr max(const A& a, const B& b) { return apply(BinaryOp::max(), a, b); }
+template <typename A, typename B> requires ElementwiseOperands<A, B>
+IndexExpr operator<(const A& a, const B& b) { return apply(BinaryOp::lt(), a, b); }
+template <typename A, typename B> requires ElementwiseOperands<A, B>
+IndexExpr operator<=(const A& a, const B& b) { return apply(BinaryOp::le(), a, b); }
+template <typename A, typename B> requires ElementwiseOperands<A, B>
+IndexExpr operator>(const A& a, const B& b) { return apply(BinaryOp::gt(), a, b); }
+template <typename A, typename B> requires ElementwiseOperands<A, B>
+IndexExpr operator>=(const A& a, const B& b) { return apply(BinaryOp::ge(), a, b); }
+/// Element-wise equality (1 or 0), not identity of expressions.
+template <typename A, typename B> requires ElementwiseOperands<A, B>
+IndexExpr operator==(const A& a, const B& b) { return apply(BinaryOp::eq(), a, b); }
+template <typename A, typename B> requires ElementwiseOperands<A, B>
+IndexExpr operator!=(const A& a, const B& b) { return apply(BinaryOp::ne(), a, b); }
+
+/// n's kind (and operator, variable) over new operands: for rewrites that rebuild a
+/// tree. Leaves (Access, Literal) come back unchanged.
+IndexExpr withOperands(const ExprNode& n, const IndexExpr& a, const IndexExpr& b);
 
 template <typename... V>
 Access TensorVar::operator()(const V&... vars) const {

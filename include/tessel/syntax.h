@@ -2,11 +2,19 @@
 // variables (the compiler's side; tessel/parser.h binds names to Tensors).
 //
 // Grammar:  assignment := access ('=' | '+=') expr
-//           expr := term (('+'|'-') term)*      term := factor (('*'|'/') factor)*
-//           factor := '-' factor | '(' expr ')' | number | sum | access
+//           expr := arith [('<' | '<=' | '>' | '>=' | '==' | '!=') arith]   (no chains)
+//           arith := term (('+'|'-') term)*
+//           term := factor (('*' | '/' | '@(' op ',' op ')') factor)*
+//           factor := '-' factor | '(' expr ')' | number | sum | call | access
 //           sum := 'sum' '(' NAME ',' expr ')'              (an explicit reduction)
+//           call := ('min' | 'max') '(' expr ',' expr ')' | 'abs' '(' expr ')'
 //           access := NAME [ '(' [NAME (',' NAME)*] ')' ]   (no parentheses: a scalar)
-// `sum` is reserved: no tensor is named sum. Reductions follow the einsum convention
+// `sum`, `min`, `max` and `abs` are reserved: no tensor has those names. Comparisons give
+// 1 or 0; element-wise semantics in tessel/notation.h (apply). `X @(add,mul) Y` is X * Y
+// over the semiring (add, mul) (op: + * plus times min max or and pair first second any),
+// which the parser sets as Assignment::semiring; an expression has one semiring, so
+// `@(...)` next to a plain `+`, `-`, `*`, `/` or another `@(...)` is refused ("mixing
+// semirings ... is not supported"). Reductions follow the einsum convention
 // (see explicitReductions in tessel/notation.h).
 // Errors throw ParseError with the 1-based column of the offending character.
 #pragma once

@@ -272,6 +272,7 @@ std::string CBackend::emit(const Module& m) const {
   std::istringstream hc(m.headerComment);
   for (std::string line; std::getline(hc, line);) o << "// " << line << "\n";
   o << cPrelude();
+  for (const std::string& h : m.helpers) o << h;
   for (auto& f : m.functions) {
     o << "\n";
     std::istringstream doc(f.doc);

@@ -5,6 +5,7 @@
 #include "driver/stages.h"
 #include "ir/print.h"
 #include "lower/lower_loops.h"
+#include "lower/semiring_ir.h"
 #include "tessel/error.h"
 
 namespace tessel::driver {
@@ -112,6 +113,7 @@ CompiledStages compilePipeline(const Assignment& a, const Schedule& schedule, co
     observe("after simplify (again)", printCompute);
     lk.module.functions = {assemble, compute};
     lk.module.headerComment = lower::headerComment(lk);
+    lk.module.helpers = lower::customOpDefinitions(lk.problem.assignment);
     if (opt.until != Until::Lowered) {
       // 9. the C backend
       std::string head;

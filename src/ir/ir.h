@@ -216,6 +216,9 @@ struct Function {
 struct Module {
   std::string headerComment;
   std::vector<Function> functions;
+  /// C definitions the functions call, printed before them: user-declared operators
+  /// (BinaryOp::custom), whose C text is so part of the kernel's source and cache key.
+  std::vector<std::string> helpers;
 };
 
 /// Constant folding and identities (x*1, x+0, ...), block flattening, dead branches.

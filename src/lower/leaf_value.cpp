@@ -1,6 +1,8 @@
 // Values at the leaf of a loop nest: see leaf_value.h.
 #include "lower/leaf_value.h"
 
+#include <cmath>
+
 #include "lower/semiring_ir.h"
 #include "tessel/error.h"
 
@@ -33,9 +35,17 @@ Expr leafValue(const Problem& p, const Symbols& sym, const LocalTemporaries* loc
       return v;
     }
     case ExprKind::Literal:
+      // The semiring's zero (a merge lattice's op(zero, zero)) as the absent entry is: an
+      // infinity of an integer kernel is its type's extreme.
+      if (n.value == semiring.zero()) return zeroValue(semiring, ct, sym.outputType());
       return (ct == Datatype::Float32 || ct == Datatype::Float64) ? floatImm(n.value, scalar(ct))
                                                                     : intImm(static_cast<int64_t>(n.value), scalar(ct));
     case ExprKind::Neg: return unary(ExprOp::Neg, value(n.a));
+    case ExprKind::Abs: return absOf(value(n.a));
+    case ExprKind::Apply: {  // an undefined operand is absent (merge_lattice.cpp's applyZ)
+      auto operand = [&](const IndexExpr& x) { return x.defined() ? value(x) : zeroValue(semiring, ct, sym.outputType()); };
+      return applyOp(n.op, operand(n.a), operand(n.b));
+    }
     case ExprKind::Add: return applyOp(semiring.add, value(n.a), value(n.b));
     case ExprKind::Sub: return sub(value(n.a), value(n.b));
     case ExprKind::Mul: {
@@ -71,6 +81,20 @@ Expr leafPresence(const Problem& p, const LocalTemporaries* locals, const IndexE
     }
     case ExprKind::Neg:
     case ExprKind::Div: return presence(n.a);
+    case ExprKind::Abs: {
+      double f = p.assignment.semiring.zero();
+      return std::fabs(f) == f ? presence(n.a) : nullptr;
+    }
+    case ExprKind::Apply: {  // as the merge lattice: like `*`, like `+`, or everywhere
+      const double f = p.assignment.semiring.zero();
+      Expr a = n.a.defined() ? presence(n.a) : nullptr, b = n.b.defined() ? presence(n.b) : nullptr;
+      const ElementwiseSupport sup = elementwiseSupport(n.op, f);
+      if (sup == ElementwiseSupport::Intersection) return !a ? b : !b ? a : land(a, b);
+      if (sup == ElementwiseSupport::Fill && n.op.apply(f, f) != f) return nullptr;
+      if (!n.a.defined()) return b;  // absent operands never make an entry
+      if (!n.b.defined()) return a;
+      return a && b ? binary(ExprOp::Or, a, b) : nullptr;
+    }
     case ExprKind::Mul: {
       Expr a = presence(n.a), b = presence(n.b);
       return !a ? b : !b ? a : land(a, b);

@@ -3,6 +3,7 @@
 #include "lower/merge_lattice.h"
 
 #include <algorithm>
+#include <cmath>
 #include <set>
 
 #include "tessel/error.h"
@@ -32,6 +33,26 @@ IndexExpr divZ(const IndexExpr& a, const IndexExpr& b) {
 }
 
 using Points = std::vector<LatticePoint>;
+
+/// op(a, b) where an undefined operand is absent (the semiring's zero, `fill`): the node
+/// keeps it undefined, so that a later lattice (an inner loop's) still sees it absent,
+/// not as a literal stored everywhere. Both absent: undefined (zero) when op(fill, fill)
+/// is fill, else that value, stored everywhere.
+IndexExpr applyZ(const BinaryOp& op, double fill, const IndexExpr& a, const IndexExpr& b) {
+  if (!a.defined() && !b.defined()) {
+    double v = op.apply(fill, fill);
+    if (v == fill || (std::isnan(v) && std::isnan(fill))) return {};
+    return IndexExpr(v);
+  }
+  if (a.defined() && b.defined()) return apply(op, a, b);
+  auto n = std::make_shared<ExprNode>();
+  n->kind = ExprKind::Apply;
+  n->op = op;
+  n->a = a;
+  n->b = b;
+  n->depth = 1 + (a.defined() ? a.node().depth : b.node().depth);
+  return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
+}
 
 std::vector<int> unite(const std::vector<int>& a, const std::vector<int>& b) {
   std::vector<int> r;
@@ -81,6 +102,39 @@ Points build(const IndexExpr& e, const std::function<int(const ExprNode*)>& iter
     }
     case ExprKind::Mul:
       return dedupe(conj(build(n.a), build(n.b), mulZ));
+    case ExprKind::Abs: {  // where |zero| is not the zero (|-inf| under max_plus), stored everywhere
+      Points r = build(n.a);
+      for (auto& p : r) p.expr = p.expr.defined() ? absolute(p.expr) : p.expr;
+      double f = s.zero();
+      if (std::fabs(f) != f) r.push_back({{}, IndexExpr(std::fabs(f))});
+      return dedupe(r);
+    }
+    case ExprKind::Apply: {
+      // The algebra decides (elementwiseSupport): like `*`, like `+`, or op computed with
+      // the zero for the absent operand over the union (and everywhere when op(0, 0) != 0).
+      // An undefined operand here is an absent one (applyZ): it has no points.
+      const double f = s.zero();
+      const BinaryOp& op = n.op;
+      Points la = n.a.defined() ? build(n.a) : Points{}, lb = n.b.defined() ? build(n.b) : Points{};
+      const ElementwiseSupport sup = elementwiseSupport(op, f);
+      Points r;
+      for (auto& pa : la)
+        for (auto& pb : lb) {
+          IndexExpr x;
+          if (sup == ElementwiseSupport::Intersection) x = pa.expr.defined() && pb.expr.defined() ? apply(op, pa.expr, pb.expr) : IndexExpr();
+          else if (sup == ElementwiseSupport::Union) x = !pa.expr.defined() ? pb.expr : !pb.expr.defined() ? pa.expr : apply(op, pa.expr, pb.expr);
+          else x = applyZ(op, f, pa.expr, pb.expr);
+          r.push_back({unite(pa.iterators, pb.iterators), x});
+        }
+      if (sup == ElementwiseSupport::Intersection) return dedupe(r);
+      for (auto& pa : la) r.push_back({pa.iterators, sup == ElementwiseSupport::Union ? pa.expr : applyZ(op, f, pa.expr, {})});
+      for (auto& pb : lb) r.push_back({pb.iterators, sup == ElementwiseSupport::Union ? pb.expr : applyZ(op, f, {}, pb.expr)});
+      if (sup == ElementwiseSupport::Fill) {
+        IndexExpr both = applyZ(op, f, {}, {});
+        if (both.defined()) r.push_back({{}, both});
+      }
+      return dedupe(r);
+    }
     case ExprKind::Div: {
       Points la = build(n.a), lb = build(n.b);
       Points r = conj(la, lb, divZ);

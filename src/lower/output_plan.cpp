@@ -144,6 +144,8 @@ bool boundedBy(const Problem& p, const IndexExpr& e, const IndexVar& j, std::vec
       return false;
     }
     case ExprKind::Literal: return false;
+    case ExprKind::Apply:  // may be nonzero where no operand is stored (max(x, 0) under plus_times)
+    case ExprKind::Abs: return false;
     case ExprKind::Neg: return boundedBy(p, n.a, j, by);
     case ExprKind::Div: return boundedBy(p, n.a, j, by);
     case ExprKind::Add:

@@ -5,13 +5,45 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <string>
+#include <vector>
 
 #include "ir/ir.h"
 #include "tessel/error.h"
+#include "tessel/notation.h"
 #include "tessel/operators.h"
 
 namespace tessel::lower {
+
+/// The C function a kernel defines for a user-declared operator (BinaryOp::custom).
+inline std::string customOpFunction(const BinaryOp& op) { return "tessel_op_" + op.name; }
+
+/// The C definitions of the user-declared operators `a` uses (its semiring's, its
+/// element-wise ones), each guarded so that the stages of one source define it once.
+inline std::vector<std::string> customOpDefinitions(const Assignment& a) {
+  std::vector<std::string> out;
+  auto define = [&](const BinaryOp& op) {
+    if (op.kind != BinaryOpKind::Custom) return;
+    std::string f = customOpFunction(op);
+    std::string d = "#ifndef TESSEL_DEFINED_" + f + "\n#define TESSEL_DEFINED_" + f + "\nstatic inline double " + f +
+                    "(double a, double b) { return (double)(" + op.cExpr + "); }\n#endif\n";
+    for (const std::string& o : out)
+      if (o == d) return;
+    out.push_back(d);
+  };
+  define(a.semiring.add);
+  define(a.semiring.mul);
+  std::function<void(const IndexExpr&)> walk = [&](const IndexExpr& e) {
+    if (!e.defined()) return;
+    if (e.kind() == ExprKind::Apply) define(e.node().op);
+    walk(e.node().a);
+    walk(e.node().b);
+  };
+  walk(a.rhs);
+  return out;
+}
 
 /// The IR operation of a semiring operator.
 inline ir::Expr applyOp(const BinaryOp& op, ir::Expr a, ir::Expr b) {
@@ -29,8 +61,31 @@ inline ir::Expr applyOp(const BinaryOp& op, ir::Expr a, ir::Expr b) {
     }
     case BinaryOpKind::First: return a;
     case BinaryOpKind::Second: return b;
+    case BinaryOpKind::Lt:
+    case BinaryOpKind::Le:
+    case BinaryOpKind::Gt:
+    case BinaryOpKind::Ge:
+    case BinaryOpKind::Eq:
+    case BinaryOpKind::Ne: {  // 1 or 0 in the operands' type
+      static const ir::ExprOp cmp[] = {ir::ExprOp::Lt, ir::ExprOp::Le, ir::ExprOp::Gt,
+                                       ir::ExprOp::Ge, ir::ExprOp::Eq, ir::ExprOp::Ne};
+      ir::Type t = a->type;
+      int k = static_cast<int>(op.kind) - static_cast<int>(BinaryOpKind::Lt);
+      return ir::cast(t, ir::binary(cmp[k], std::move(a), std::move(b)));
+    }
+    case BinaryOpKind::Custom: {  // computed in double by the kernel's helper (customOpFunction)
+      ir::Type t = a->type, f64 = ir::scalar(Datatype::Float64);
+      return ir::cast(t, ir::call(customOpFunction(op), {ir::cast(f64, std::move(a)), ir::cast(f64, std::move(b))}, f64));
+    }
   }
   throw InternalError("unknown semiring operator");
+}
+
+/// |a| in a's type: a select (both arms are pure).
+inline ir::Expr absOf(ir::Expr a) {
+  ir::Type t = a->type;
+  ir::Expr zero = t.elem == Datatype::Float32 || t.elem == Datatype::Float64 ? ir::floatImm(0, t) : ir::intImm(0, t);
+  return ir::select(ir::binary(ir::ExprOp::Lt, a, zero), ir::unary(ir::ExprOp::Neg, a), a);
 }
 
 /// The reduction (and accumulating store) operator of a semiring's add.
@@ -44,6 +99,10 @@ inline ir::ReduceOp reduceOpOf(const Semiring& s) {
     case BinaryOpKind::Any: return ir::ReduceOp::Any;
     default: break;
   }
+  if (s.add.kind == BinaryOpKind::Custom || s.add.isComparison())
+    throw NotationError("semiring " + s.name + ": " + s.add.name +
+                        " cannot be a semiring's add (kernels reduce with +, min, max, or, and, any); use it as mul "
+                        "or element-wise");
   throw InternalError("semiring " + s.name + ": no reduction for its add");
 }
 

@@ -59,6 +59,10 @@ std::string literalText(double v) {
 // Binding strength when printing: higher binds tighter.
 int precedence(const ExprNode& n) {
   switch (n.kind) {
+    case ExprKind::Apply:  // comparisons bind looser than `+`; calls are self-delimiting
+      return n.op.isComparison() ? 0 : 4;
+    case ExprKind::Abs:
+      return 4;
     case ExprKind::Add:
     case ExprKind::Sub:
       return 1;
@@ -105,6 +109,18 @@ std::string exprText(const ExprNode& n) {
       return literalText(n.value);
     case ExprKind::Sum:
       return "sum(" + n.vars[0].name() + ", " + exprText(n.a.node()) + ")";
+    case ExprKind::Abs:
+      return "abs(" + exprText(n.a.node()) + ")";
+    case ExprKind::Apply: {
+      // An absent operand (a merge lattice's case) prints as `_`.
+      auto operand = [](const IndexExpr& x) { return x.defined() ? exprText(x.node()) : std::string("_"); };
+      if (!n.op.isComparison()) return n.op.name + "(" + operand(n.a) + ", " + operand(n.b) + ")";
+      // Comparisons do not chain: an operand that is one is parenthesized.
+      std::string ls = operand(n.a), rs = operand(n.b);
+      if (n.a.defined() && precedence(n.a.node()) == 0) ls = "(" + ls + ")";
+      if (n.b.defined() && precedence(n.b.node()) == 0) rs = "(" + rs + ")";
+      return ls + " " + n.op.symbol + " " + rs;
+    }
     case ExprKind::Neg: {
       const ExprNode& o = n.a.node();
       std::string inner = exprText(o);
@@ -144,6 +160,7 @@ void collectAccesses(const IndexExpr& e, std::vector<const ExprNode*>& out) {
     case ExprKind::Literal:
       break;
     case ExprKind::Neg:
+    case ExprKind::Abs:
     case ExprKind::Sum:
       collectAccesses(n.a, out);
       break;
@@ -216,6 +233,45 @@ IndexExpr sum(const IndexVar& v, const IndexExpr& e) {
   n->vars = {v};
   n->a = e;
   return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
+}
+
+IndexExpr apply(const BinaryOp& op, const IndexExpr& a, const IndexExpr& b) {
+  if (!a.defined() || !b.defined())
+    throw NotationError("operand of " + op.name + "(...) is undefined");
+  if (op.kind == BinaryOpKind::Custom && !op.fn)
+    throw NotationError("operator " + op.name + " has no function for the reference evaluator");
+  auto n = std::make_shared<ExprNode>();
+  n->kind = ExprKind::Apply;
+  n->depth = depthOver(a, &b);
+  n->op = op;
+  n->a = a;
+  n->b = b;
+  return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
+}
+
+IndexExpr absolute(const IndexExpr& a) {
+  if (!a.defined()) throw NotationError("operand of abs(...) is undefined");
+  auto n = std::make_shared<ExprNode>();
+  n->kind = ExprKind::Abs;
+  n->depth = depthOver(a);
+  n->a = a;
+  return IndexExpr(std::shared_ptr<const ExprNode>(std::move(n)));
+}
+
+IndexExpr withOperands(const ExprNode& n, const IndexExpr& a, const IndexExpr& b) {
+  switch (n.kind) {
+    case ExprKind::Access:
+    case ExprKind::Literal: return IndexExpr(std::make_shared<const ExprNode>(n));
+    case ExprKind::Sum: return sum(n.vars[0], a);
+    case ExprKind::Neg: return -a;
+    case ExprKind::Abs: return absolute(a);
+    case ExprKind::Add: return a + b;
+    case ExprKind::Sub: return a - b;
+    case ExprKind::Mul: return a * b;
+    case ExprKind::Div: return a / b;
+    case ExprKind::Apply: return apply(n.op, a, b);
+  }
+  throw InternalError("withOperands: unknown expression kind");
 }
 
 // ---------------------------------------------------------------- TensorVar, Access

@@ -10,6 +10,7 @@
 #include <cctype>
 #include <charconv>
 #include <memory>
+#include <optional>
 
 #include "notation/parse_bind.h"
 #include "tessel/error.h"
@@ -18,7 +19,7 @@ namespace tessel {
 
 namespace {
 
-enum class Tok { Name, Number, LParen, RParen, Comma, Plus, Minus, Star, Slash, Assign, PlusAssign, End };
+enum class Tok { Name, Number, LParen, RParen, Comma, Plus, Minus, Star, Slash, Assign, PlusAssign, Compare, At, End };
 
 struct Token {
   Tok kind = Tok::End;
@@ -37,6 +38,8 @@ struct SyntaxNode {
   ExprKind kind = ExprKind::Literal;
   SyntaxAccess access;  // Access; Sum: the summed variable as `access.vars[0]`
   double value = 0;     // Literal
+  BinaryOp op;          // Apply
+  bool annotated = false;  // Mul written `@(add,mul)`
   int depth = 1;        // 1 + the depth of the deepest operand
   std::unique_ptr<SyntaxNode> a, b;
 };
@@ -47,7 +50,11 @@ struct SyntaxAssignment {
   SyntaxAccess lhs;
   std::unique_ptr<SyntaxNode> rhs;
   bool accumulate = false;
+  std::optional<Semiring> semiring;  ///< written as `X @(add,mul) Y`
 };
+
+/// Names that call element-wise functions when followed by '(' (not tensors).
+bool isFunctionName(const std::string& s) { return s == "min" || s == "max" || s == "abs"; }
 
 bool isNameStart(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
 bool isNameChar(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
@@ -65,6 +72,9 @@ class Parser {
     if (tok_.kind != Tok::Name)
       fail("expected a tensor access on the left-hand side but found " + describe(tok_), tok_.column);
     if (tok_.text == "sum") fail("a tensor cannot be named sum (it is the reduction sum(j, e))", tok_.column);
+    if (isFunctionName(tok_.text))
+      fail("a tensor cannot be named " + tok_.text + " (it is the element-wise function " + tok_.text + "(...))",
+           tok_.column);
     out.lhs = parseAccess();
     lhsVars_ = out.lhs.vars;
     if (tok_.kind == Tok::Assign) {
@@ -81,6 +91,10 @@ class Parser {
     if (tok_.kind == Tok::RParen) fail("unmatched ')'", tok_.column);
     if (tok_.kind != Tok::End)
       fail("unexpected " + describe(tok_) + " after the end of the expression", tok_.column);
+    if (semiring_) {
+      out.semiring = semiring_;
+      if (!semiring_->isPlusTimes()) checkOneSemiring(*out.rhs);
+    }
     return out;
   }
 
@@ -125,7 +139,26 @@ class Parser {
       case '-': tok_.kind = Tok::Minus; return;
       case '*': tok_.kind = Tok::Star; return;
       case '/': tok_.kind = Tok::Slash; return;
-      case '=': tok_.kind = Tok::Assign; return;
+      case '@': tok_.kind = Tok::At; return;
+      case '<':
+      case '>':
+      case '!':
+      case '=':
+        if (pos_ < n && text_[pos_] == '=') {  // <=, >=, !=, ==
+          pos_++;
+          tok_.kind = Tok::Compare;
+          tok_.text += '=';
+          return;
+        }
+        if (c == '=') {
+          tok_.kind = Tok::Assign;
+          return;
+        }
+        if (c != '!') {
+          tok_.kind = Tok::Compare;
+          return;
+        }
+        break;
       case '+':
         if (pos_ < n && text_[pos_] == '=') {
           pos_++;
@@ -192,7 +225,7 @@ class Parser {
   /// variables: it may be meant as a function call.
   static std::string noFunction(const std::string& name) {
     return " (if " + name + "(...) is meant as a function call: there is no function " + name +
-           "; the only one is the reduction sum(j, e))";
+           "; the functions are sum(j, e), min(a, b), max(a, b) and abs(a))";
   }
 
   // access := NAME [ '(' [NAME (',' NAME)*] ')' ]
@@ -219,7 +252,7 @@ class Parser {
       advance();
       if (tok_.kind == Tok::LParen)  // foo(B(i,j)): a function call
         fail("'" + acc.name + "(...)' calls a function, but there is no function " + acc.name +
-                 " (the only one is the reduction sum(j, e); '" + acc.name + "(' starts an access of tensor " +
+                 " (the functions are sum(j, e), min(a, b), max(a, b) and abs(a); '" + acc.name + "(' starts an access of tensor " +
                  acc.name + ")",
              acc.column);
       if (tok_.kind == Tok::Comma) {
@@ -276,8 +309,28 @@ class Parser {
     Parser& p_;
   };
 
-  // expr := term (('+'|'-') term)*
+  // expr := arith [('<'|'<='|'>'|'>='|'=='|'!=') arith]   (comparisons do not chain)
   std::unique_ptr<SyntaxNode> parseExpr() {
+    auto e = parseArith();
+    if (tok_.kind != Tok::Compare) return e;
+    const std::string sym = tok_.text;
+    const int at = tok_.column;
+    advance();
+    auto rhs = parseArith();
+    if (tok_.kind == Tok::Compare)
+      fail("comparisons do not chain (a < b < c); parenthesize one of them", tok_.column);
+    auto n = node(ExprKind::Apply, std::move(e), std::move(rhs), at);
+    n->op = sym == "<"    ? BinaryOp::lt()
+            : sym == "<=" ? BinaryOp::le()
+            : sym == ">"  ? BinaryOp::gt()
+            : sym == ">=" ? BinaryOp::ge()
+            : sym == "==" ? BinaryOp::eq()
+                          : BinaryOp::ne();
+    return n;
+  }
+
+  // arith := term (('+'|'-') term)*
+  std::unique_ptr<SyntaxNode> parseArith() {
     auto e = parseTerm();
     while (tok_.kind == Tok::Plus || tok_.kind == Tok::Minus) {
       ExprKind k = tok_.kind == Tok::Plus ? ExprKind::Add : ExprKind::Sub;
@@ -289,17 +342,68 @@ class Parser {
     return e;
   }
 
-  // term := factor (('*'|'/') factor)*
+  // term := factor (('*'|'/'|'@(' op ',' op ')') factor)*
   std::unique_ptr<SyntaxNode> parseTerm() {
     auto e = parseFactor();
-    while (tok_.kind == Tok::Star || tok_.kind == Tok::Slash) {
-      ExprKind k = tok_.kind == Tok::Star ? ExprKind::Mul : ExprKind::Div;
+    while (tok_.kind == Tok::Star || tok_.kind == Tok::Slash || tok_.kind == Tok::At) {
+      ExprKind k = tok_.kind == Tok::Slash ? ExprKind::Div : ExprKind::Mul;
       const int at = tok_.column;
+      bool annotated = tok_.kind == Tok::At;
+      if (annotated) parseSemiring();
       advance();
       auto rhs = parseFactor();
       e = node(k, std::move(e), std::move(rhs), at);
+      e->annotated = annotated;
     }
     return e;
+  }
+
+  // '@' '(' op ',' op ')' with op a symbol (+, *) or a name (min, or, ...): the semiring
+  // of the product it stands for; leaves tok_ at the ')'.
+  void parseSemiring() {
+    const int at = tok_.column;
+    advance();
+    if (tok_.kind != Tok::LParen) fail("expected '(' after '@' (as in A(i,k) @(min,+) B(k,j))", tok_.column);
+    auto opName = [&]() {
+      advance();
+      if (tok_.kind != Tok::Name && tok_.kind != Tok::Plus && tok_.kind != Tok::Star)
+        fail("expected an operator name in @(add,mul) but found " + describe(tok_), tok_.column);
+      try {
+        return BinaryOp::byName(tok_.text);
+      } catch (const NotationError& e) {
+        fail(e.what(), tok_.column);
+      }
+    };
+    BinaryOp add = opName();
+    advance();
+    if (tok_.kind != Tok::Comma) fail("expected ',' in @(add,mul) but found " + describe(tok_), tok_.column);
+    BinaryOp mul = opName();
+    advance();
+    if (tok_.kind != Tok::RParen) fail("expected ')' closing @(add,mul) but found " + describe(tok_), tok_.column);
+    Semiring s = add.kind == BinaryOpKind::Add && mul.kind == BinaryOpKind::Mul ? Semiring::plusTimes()
+                                                                                : Semiring::of(add, mul);
+    if (semiring_ && !(*semiring_ == s))
+      fail("mixing semirings (" + semiring_->name + " and " + s.name + ") in one expression is not supported", at);
+    semiring_ = s;
+  }
+
+  /// One semiring other than plus_times: its `+` and `*` mean add and mul everywhere, so
+  /// the expression may not also use `+`, `-`, `/` or a plain `*` (which would read as
+  /// plus_times's).
+  void checkOneSemiring(const SyntaxNode& n) const {
+    const char* op = n.kind == ExprKind::Add   ? "+"
+                     : n.kind == ExprKind::Sub ? "-"
+                     : n.kind == ExprKind::Neg ? "-"
+                     : n.kind == ExprKind::Div ? "/"
+                     : n.kind == ExprKind::Mul && !n.annotated ? "*"
+                                                               : nullptr;
+    if (op)
+      throw NotationError("mixing semirings is not supported: the expression uses @(" + semiring_->add.name + "," +
+                          semiring_->mul.name + ") and a plain '" + op +
+                          "' (write every product of it with @(...), or give the whole assignment --semiring " +
+                          semiring_->name + " and plain operators)");
+    if (n.a) checkOneSemiring(*n.a);
+    if (n.b) checkOneSemiring(*n.b);
   }
 
   // factor := '-' factor | '(' expr ')' | number | access
@@ -333,6 +437,7 @@ class Parser {
       }
       case Tok::Name: {
         if (tok_.text == "sum") return parseSum();
+        if (isFunctionName(tok_.text) && peekIs('(')) return parseCall();
         auto n = std::make_unique<SyntaxNode>();
         n->kind = ExprKind::Access;
         n->access = parseAccess();
@@ -343,6 +448,40 @@ class Parser {
       default:
         fail("expected an operand but found " + describe(tok_), tok_.column);
     }
+  }
+
+  /// Whether the next non-space character after the current token is c.
+  bool peekIs(char c) const {
+    size_t k = pos_;
+    while (k < text_.size() && std::isspace(static_cast<unsigned char>(text_[k]))) k++;
+    return k < text_.size() && text_[k] == c;
+  }
+
+  // call := ('min'|'max') '(' expr ',' expr ')' | 'abs' '(' expr ')'
+  std::unique_ptr<SyntaxNode> parseCall() {
+    const std::string fn = tok_.text;
+    const int at = tok_.column;
+    Nesting nest(*this, at);
+    advance();  // the name
+    const int open = tok_.column;
+    advance();  // '('
+    if (tok_.kind == Tok::RParen) fail(fn + "() needs " + (fn == "abs" ? "one operand" : "two operands"), tok_.column);
+    auto a = parseExpr();
+    std::unique_ptr<SyntaxNode> b;
+    if (fn != "abs") {
+      if (tok_.kind != Tok::Comma)
+        fail(fn + "(a, b) takes two operands; expected ',' but found " + describe(tok_), tok_.column);
+      advance();
+      b = parseExpr();
+    }
+    if (tok_.kind == Tok::Comma) fail(fn + "(...) takes " + (fn == "abs" ? "one operand" : "two operands"), tok_.column);
+    if (tok_.kind != Tok::RParen)
+      fail("missing ')' for the '(' in column " + std::to_string(open) + ", found " + describe(tok_), tok_.column);
+    advance();
+    auto n = node(fn == "abs" ? ExprKind::Abs : ExprKind::Apply, std::move(a), std::move(b), at);
+    if (fn == "min") n->op = BinaryOp::min();
+    if (fn == "max") n->op = BinaryOp::max();
+    return n;
   }
 
   // sum := 'sum' '(' NAME ',' expr ')'
@@ -394,6 +533,7 @@ class Parser {
   std::vector<std::string> lhsVars_;
   std::vector<std::string> summing_;  // variables of the enclosing sums
   int nesting_ = 0;                   // see Nesting
+  std::optional<Semiring> semiring_;  // of the `@(add,mul)` products
 };
 
 void collectSyntaxAccesses(const SyntaxNode& n, std::vector<const SyntaxAccess*>& out) {
@@ -404,6 +544,7 @@ void collectSyntaxAccesses(const SyntaxNode& n, std::vector<const SyntaxAccess*>
     case ExprKind::Literal:
       break;
     case ExprKind::Neg:
+    case ExprKind::Abs:
     case ExprKind::Sum:
       collectSyntaxAccesses(*n.a, out);
       break;
@@ -454,6 +595,12 @@ class Binder {
       case ExprKind::Div: {
         IndexExpr a = expr(*n.a);
         return a / expr(*n.b);
+      }
+      case ExprKind::Abs:
+        return absolute(expr(*n.a));
+      case ExprKind::Apply: {
+        IndexExpr a = expr(*n.a);
+        return apply(n.op, a, expr(*n.b));
       }
     }
     throw InternalError("bad syntax node");
@@ -510,6 +657,7 @@ Assignment parseAssignmentWith(const std::string& text, const AccessBinder& tens
   a.lhs = b.access(s.lhs);
   a.rhs = b.expr(*s.rhs);
   a.accumulate = s.accumulate;
+  if (s.semiring) a.semiring = *s.semiring;
   return a;
 }
 

@@ -42,6 +42,7 @@ void collectUnbound(const IndexExpr& root, std::vector<IndexVar>& out) {
         break;
       }
       case ExprKind::Neg:
+      case ExprKind::Abs:
         stack.push_back({n.a.get(), std::move(it.bound)});
         break;
       default:  // binary: push b first so a is visited first

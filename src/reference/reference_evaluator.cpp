@@ -65,8 +65,8 @@ class Evaluator {
 
   // The semiring's operators, written out here (not taken from the compiler): add
   // folds sums, unions and reductions; mul combines the operands of a product.
-  T plus(T a, T b) const { return apply(a_.semiring.add.kind, a, b); }
-  T times(T a, T b) const { return apply(a_.semiring.mul.kind, a, b); }
+  T plus(T a, T b) const { return applyOp(a_.semiring.add, a, b); }
+  T times(T a, T b) const { return applyOp(a_.semiring.mul, a, b); }
   static T apply(BinaryOpKind k, T a, T b) {
     switch (k) {
       case BinaryOpKind::Add: return Ops::add(a, b);
@@ -79,6 +79,13 @@ class Evaluator {
       case BinaryOpKind::First: return a;
       case BinaryOpKind::Second: return b;
       case BinaryOpKind::Any: return b != T(0) ? b : a;
+      case BinaryOpKind::Lt: return a < b ? T(1) : T(0);
+      case BinaryOpKind::Le: return a <= b ? T(1) : T(0);
+      case BinaryOpKind::Gt: return a > b ? T(1) : T(0);
+      case BinaryOpKind::Ge: return a >= b ? T(1) : T(0);
+      case BinaryOpKind::Eq: return a == b ? T(1) : T(0);
+      case BinaryOpKind::Ne: return a != b ? T(1) : T(0);
+      case BinaryOpKind::Custom: break;  // needs the operator's function: see applyOp
     }
     throw InternalError("reference: bad semiring operator");
   }
@@ -242,6 +249,14 @@ class Evaluator {
         return addOrSub(eval(n.a), eval(n.b), n.kind == ExprKind::Sub);
       case ExprKind::Div:
         return divide(eval(n.a), eval(n.b));
+      case ExprKind::Apply:
+        return elementwise(eval(n.a), eval(n.b), n.op);
+      case ExprKind::Abs: {
+        Relation r = eval(n.a);
+        for (auto& [c, v] : r.rows) v = v < T(0) ? Ops::neg(v) : v;
+        const T f = fill(), af = f < T(0) ? Ops::neg(f) : f;
+        return af == f ? r : overDense(std::move(r), af);  // |-inf| under max_plus: everywhere
+      }
     }
     throw InternalError("reference: bad expression node");
   }
@@ -377,6 +392,50 @@ class Evaluator {
       T b = it == r.rows.end() ? T(0) : it->second;
       v = Ops::div(v, b);
     }
+    return out;
+  }
+
+  // The value of an absent entry: the semiring's zero.
+  T fill() const { return Ops::fromDouble(a_.semiring.zero()); }
+
+  // op on two values; a user-declared operator through its function (in double).
+  static T applyOp(const BinaryOp& op, T a, T b) {
+    if (op.kind == BinaryOpKind::Custom) return Ops::fromDouble(op.fn(Ops::toDouble(a), Ops::toDouble(b)));
+    return apply(op.kind, a, b);
+  }
+
+  // r with every coordinate of its variables' space that it lacks set to v.
+  Relation overDense(Relation r, T v) {
+    Relation all;
+    all.rows.emplace(Coords{}, v);
+    all = extend(std::move(all), r.vars);
+    for (auto& [c, x] : r.rows) all.rows[c] = x;
+    return all;
+  }
+
+  // op(l, r) element-wise over the union of the variables, an absent operand read as
+  // fill (the semiring's zero). Support, from op's algebra as written in
+  // tessel/notation.h: both stored where fill annihilates op, either where fill is op's
+  // (two-sided) identity, else either, and everywhere if op(fill, fill) != fill.
+  Relation elementwise(Relation l, Relation r, const BinaryOp& op) {
+    const double z = a_.semiring.zero();
+    const bool intersect = op.annihilator.has_value() && *op.annihilator == z;
+    const bool either = !intersect && op.hasIdentity && op.commutative && op.identity == z;
+    std::vector<IndexVar> u = unionVars(l.vars, r.vars);
+    Relation L = reorder(extend(std::move(l), u), u), R = reorder(extend(std::move(r), u), u);
+    const T f = fill();
+    Relation out;
+    out.vars = u;
+    for (const auto& [c, v] : L.rows) {
+      auto it = R.rows.find(c);
+      if (it != R.rows.end()) putNew(out.rows, c, applyOp(op, v, it->second));
+      else if (!intersect) putNew(out.rows, c, either ? v : applyOp(op, v, f));
+    }
+    if (!intersect)
+      for (const auto& [c, v] : R.rows)
+        if (!L.rows.count(c)) out.rows.emplace(c, either ? v : applyOp(op, f, v));
+    const T ff = applyOp(op, f, f);
+    if (!intersect && !either && !(ff == f || (ff != ff && f != f))) return overDense(std::move(out), ff);
     return out;
   }
 

@@ -39,7 +39,17 @@ void walkExpr(const IndexExpr& e, Sink& sink) {
       walkExpr(n.a, sink);
       break;
     case ExprKind::Neg:
+    case ExprKind::Abs:
       walkExpr(n.a, sink);
+      break;
+    case ExprKind::Apply:  // the operator, and a user-declared one's name and C text
+      sink.word(static_cast<uint64_t>(n.op.kind));
+      if (n.op.kind == BinaryOpKind::Custom) {
+        sink.word(std::hash<std::string>{}(n.op.name));
+        sink.word(std::hash<std::string>{}(n.op.cExpr));
+      }
+      walkExpr(n.a, sink);
+      walkExpr(n.b, sink);
       break;
     default:
       walkExpr(n.a, sink);
@@ -51,7 +61,12 @@ void walkExpr(const IndexExpr& e, Sink& sink) {
 template <typename Sink>
 void walkAssignment(const Assignment& a, Sink& sink) {
   sink.word(a.accumulate ? 1 : 0);
-  sink.word(static_cast<uint64_t>(a.semiring.add.kind) * 8 + static_cast<uint64_t>(a.semiring.mul.kind));
+  sink.word(static_cast<uint64_t>(a.semiring.add.kind) * 64 + static_cast<uint64_t>(a.semiring.mul.kind));
+  for (const BinaryOp* op : {&a.semiring.add, &a.semiring.mul})
+    if (op->kind == BinaryOpKind::Custom) {
+      sink.word(std::hash<std::string>{}(op->name));
+      sink.word(std::hash<std::string>{}(op->cExpr));
+    }
   walkExpr(a.lhs, sink);
   walkExpr(a.rhs, sink);
   const OutputMask& m = a.mask;  // a mask's variable and kind change the slots

@@ -55,7 +55,7 @@ class Finder {
     const ExprNode& x = n.node();
     switch (x.kind) {
       case ExprKind::Access: case ExprKind::Literal: return false;
-      case ExprKind::Neg: case ExprKind::Sum: return down(x.a, 0, false, out);
+      case ExprKind::Neg: case ExprKind::Abs: case ExprKind::Sum: return down(x.a, 0, false, out);
       case ExprKind::Mul: return down(x.a, 0, true, out) || down(x.b, 1, true, out);
       default: return down(x.a, 0, false, out) || down(x.b, 1, false, out);
     }
@@ -86,12 +86,9 @@ IndexExpr rebuild(const ExprNode& x, const IndexExpr& a, const IndexExpr& b,
     case ExprKind::Sum:
       if (std::find(dropped.begin(), dropped.end(), x.vars[0]) != dropped.end()) return a;
       return sum(x.vars[0], a);
-    case ExprKind::Neg: return -a;
-    case ExprKind::Add: return a + b;
-    case ExprKind::Sub: return a - b;
-    case ExprKind::Mul: return a * b;
-    case ExprKind::Div: return a / b;
-    default: throw InternalError("precompute: rebuilding a leaf");
+    case ExprKind::Access:
+    case ExprKind::Literal: throw InternalError("precompute: rebuilding a leaf");
+    default: return withOperands(x, a, b);
   }
 }
 

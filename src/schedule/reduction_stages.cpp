@@ -53,12 +53,10 @@ class Splitter {
         place(t, e, false, out);
         return t;
       }
-      case ExprKind::Neg:
-        return -hoist(n.a, out);
-      case ExprKind::Add: return hoist(n.a, out) + hoist(n.b, out);
-      case ExprKind::Sub: return hoist(n.a, out) - hoist(n.b, out);
-      case ExprKind::Mul: return hoist(n.a, out) * hoist(n.b, out);
-      case ExprKind::Div: return hoist(n.a, out) / hoist(n.b, out);
+      default: {
+        IndexExpr a = hoist(n.a, out);
+        return withOperands(n, a, n.b.defined() ? hoist(n.b, out) : IndexExpr());
+      }
     }
     throw InternalError("splitReductions: bad expression node");
   }
