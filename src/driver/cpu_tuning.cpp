@@ -1,5 +1,6 @@
 // The host CPU's tuning (tessel/tuning.h): settings, the cache file, and the calibration
-// that measures a generated SpMV with and without the gather helpers.
+// that compiles a generated SpMV three ways and has the runtime time them
+// (runtime/spmv_timing.h: the data is the runtime's, the compiler sees no storage).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -12,14 +13,13 @@
 #include <cstdlib>
 #include <fstream>
 #include <mutex>
-#include <random>
 #include <sstream>
 
+#include "driver/pipeline.h"
 #include "runtime/sha256.h"
+#include "runtime/spmv_timing.h"
 #include "tessel/error.h"
 #include "tessel/jit.h"
-#include "tessel/kernel.h"
-#include "tessel/tensor.h"
 #include "tessel/tuning.h"
 
 namespace tessel {
@@ -148,37 +148,30 @@ void writeCache(const std::string& path, const CpuTuning& t) {
 
 // ---- calibration ----
 
-/// A CSR matrix of `rows` rows whose lengths are uniform in [lo, hi] (irregular, where
-/// gathers and the scalar loop's branchy exits differ), columns distinct within a row:
-/// near the diagonal (within `band`, as a mesh's matrix) or anywhere (band 0, a graph's).
-Tensor<double> syntheticRows(int64_t rows, int64_t cols, int lo, int hi, int64_t band, uint32_t seed) {
-  Tensor<double> B("B", {rows, cols}, Format::parse("ds"));
-  std::mt19937 rng(seed);
-  std::uniform_int_distribution<int> len(lo, hi);
-  std::uniform_int_distribution<int64_t> any(0, cols - 1), near(-band, band);
-  std::uniform_real_distribution<double> val(0.5, 1.5);
-  std::vector<int64_t> js;
-  for (int64_t i = 0; i < rows; i++) {
-    js.clear();
-    const int64_t centre = i * cols / rows;
-    const int n = len(rng);
-    while (static_cast<int>(js.size()) < n) {
-      int64_t j = band > 0 ? std::clamp<int64_t>(centre + near(rng), 0, cols - 1) : any(rng);
-      if (std::find(js.begin(), js.end(), j) == js.end()) js.push_back(j);
-    }
-    for (int64_t j : js) B.insert({i, j}, val(rng));
+/// y(i) = B(i,j) * x(j), B CSR, compiled with `tuning`'s flags, and its tensors' slots.
+runtime::SpmvKernel compileSpmv(const CpuTuning& tuning, std::vector<std::shared_ptr<JitModule>>& keep) {
+  IndexVar i("i"), j("j");
+  TensorVar y("y", Datatype::Float64, {1}, DenseFormat(1)), x("x", Datatype::Float64, {1}, DenseFormat(1));
+  TensorVar B("B", Datatype::Float64, {1, 1}, Format::parse("ds"));
+  Assignment a;
+  a.lhs = y(i);
+  a.rhs = B(i, j) * x(j);
+  driver::PipelineOptions opt;
+  opt.jit.flags = tuning.jitFlags();
+  driver::CompiledStages compiled = driver::compilePipeline(a, {}, opt);
+  TESSEL_CHECK(compiled.stages.size() == 1, "tuning: SpMV compiled to more than one stage");
+  driver::CompiledStage& st = compiled.stages[0];
+  runtime::SpmvKernel k;
+  k.assemble = st.assemble;
+  k.compute = st.compute;
+  const auto& args = st.lowered.problem.args;
+  for (int slot = 0; slot < static_cast<int>(args.size()); slot++) {
+    if (args[slot].tensor == y) k.ySlot = slot;
+    if (args[slot].tensor == B) k.bSlot = slot;
+    if (args[slot].tensor == x) k.xSlot = slot;
   }
-  B.pack();
-  return B;
-}
-
-/// The least compute time of `reps` runs of each kernel on `a`, the variants interleaved.
-std::vector<double> leastTimes(const std::vector<std::shared_ptr<Kernel>>& kernels, const Assignment& a, int reps) {
-  std::vector<double> best(kernels.size(), 1e30);
-  for (const auto& k : kernels) k->run(a, 1);  // warm: pages, caches
-  for (int r = 0; r < reps; r++)
-    for (size_t v = 0; v < kernels.size(); v++) best[v] = std::min(best[v], kernels[v]->run(a, 1).computeSeconds);
-  return best;
+  keep.push_back(st.module);
+  return k;
 }
 
 std::string ms(double s) {
@@ -227,27 +220,16 @@ CpuTuning calibrateTuning() {
   t.cpu = modelName();
   // A CSR SpMV as tessel generates it, compiled three ways: the gathers (both kinds), the
   // pairs, and neither (the compiles at once: they are most of the cost).
-  constexpr int64_t n = 1 << 15;
-  IndexVar i("i"), j("j");
-  Tensor<double> x("x", {n}, DenseFormat(1));
-  for (int64_t k = 0; k < n; k++) x.insert({k}, 1.0 + static_cast<double>(k % 7));
-  x.pack();
   CpuTuning gathers = t, pairs = t, scalar = t;
   gathers.gathers = gathers.shortGathers = true;
   pairs.gathers = pairs.shortGathers = false;
   pairs.pairs = true;
   scalar.gathers = scalar.shortGathers = false;
-  Tensor<double> probe("y", {n}, DenseFormat(1));
-  Tensor<double> shape = syntheticRows(n, n, 1, 1, 0, 1);
-  probe(i) = shape(i, j) * x(j);
-  auto compile = [&](const CpuTuning& v) {
-    JitOptions o;
-    o.flags = v.jitFlags();
-    return Kernel::compile(probe.assignment(), {}, o);
-  };
-  auto second = std::async(std::launch::async, [&] { return compile(pairs); });
-  auto third = std::async(std::launch::async, [&] { return compile(scalar); });
-  std::vector<std::shared_ptr<Kernel>> kernels = {compile(gathers), second.get(), third.get()};
+  std::vector<std::shared_ptr<JitModule>> loaded[3];  // the objects stay loaded while timed
+  auto second = std::async(std::launch::async, [&] { return compileSpmv(pairs, loaded[1]); });
+  auto third = std::async(std::launch::async, [&] { return compileSpmv(scalar, loaded[2]); });
+  std::vector<runtime::SpmvKernel> kernels = {compileSpmv(gathers, loaded[0]), second.get(), third.get()};
+  constexpr int64_t n = 1 << 15;
 
   // Long rows (mean 32: the 8-entry gathers or the pairs) and short ones (mean 6: the
   // 4-entry gathers), each near the diagonal and scattered.
@@ -262,10 +244,8 @@ CpuTuning calibrateTuning() {
   const char* names[] = {"mean 32 banded", "mean 32 scattered", "mean 6 banded", "mean 6 scattered"};
   for (int c = 0; c < 4; c++) {
     const Case& k = cases[c];
-    Tensor<double> B = syntheticRows(k.rows, n, k.lo, k.hi, k.band, 7 + c);
-    Tensor<double> y("y", {k.rows}, DenseFormat(1));
-    y(i) = B(i, j) * x(j);
-    std::vector<double> least = leastTimes(kernels, y.assignment(), 15);
+    runtime::SyntheticRows rows{k.rows, n, k.lo, k.hi, k.band, static_cast<uint32_t>(7 + c)};
+    std::vector<double> least = runtime::leastSpmvTimes(kernels, rows, 15);
     logRatio[c / 2][0] += std::log(least[0] / least[2]) / 2;
     logRatio[c / 2][1] += std::log(least[1] / least[2]) / 2;
     evidence += std::string(c ? "; " : "") + names[c] + ": gathers " + ms(least[0]) +
