@@ -24,13 +24,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-CooData entries(const std::vector<int64_t>& dims, const std::vector<std::pair<std::vector<int64_t>, double>>& es) {
-  CooData c;
-  c.dims = dims;
-  for (const auto& [at, v] : es) c.add(at, v);
-  return c;
-}
-
 // B = [-1, _, 3, _], C = [_, 2, -5, _]: every case of stored/absent, negative values.
 const CooData kB = entries({4}, {{{0}, -1}, {{2}, 3}});
 const CooData kC = entries({4}, {{{1}, 2}, {{2}, -5}});

@@ -19,14 +19,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// Coordinates and values as a CooData (explicit zeros kept: they are stored entries).
-CooData entries(const std::vector<int64_t>& dims, const std::vector<std::pair<std::vector<int64_t>, double>>& es) {
-  CooData c;
-  c.dims = dims;
-  for (const auto& [at, v] : es) c.add(at, v);
-  return c;
-}
-
 /// A (3x3): row 0 {0: 2, 2: -1}, row 1 empty, row 2 {1: 3}; x = [1, -2, 4].
 const CooData kA = entries({3, 3}, {{{0, 0}, 2}, {{0, 2}, -1}, {{2, 1}, 3}});
 const CooData kx = entries({3}, {{{0}, 1}, {{1}, -2}, {{2}, 4}});

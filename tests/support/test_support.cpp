@@ -17,6 +17,13 @@
 
 namespace tessel::testing {
 
+CooData entries(const std::vector<int64_t>& dims, const std::vector<std::pair<std::vector<int64_t>, double>>& es) {
+  CooData c;
+  c.dims = dims;
+  for (const auto& [at, v] : es) c.add(at, v);
+  return c;
+}
+
 CooData randomCoo(const std::vector<int64_t>& dims, double density, std::mt19937_64& rng,
                   bool duplicates, bool integers) {
   CooData c;

@@ -20,6 +20,9 @@ namespace tessel::testing {
 CooData randomCoo(const std::vector<int64_t>& dims, double density, std::mt19937_64& rng,
                   bool duplicates = false, bool integers = false);
 
+/// Coordinates and values as a CooData (explicit zeros kept: they are stored entries).
+CooData entries(const std::vector<int64_t>& dims, const std::vector<std::pair<std::vector<int64_t>, double>>& es);
+
 /// A pos or crd array of `n` elements of width `w`, as int64.
 std::vector<int64_t> indexArray(const void* a, int64_t n, IndexWidth w);
 
