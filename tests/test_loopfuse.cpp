@@ -26,14 +26,6 @@ namespace {
 Format fmt(const std::string& s) { return Format::parse(s); }
 const std::string kSddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
 
-/// A tensor's entries written out: dims and (coordinates, value) pairs.
-CooData entries(std::vector<int64_t> dims, const std::vector<std::pair<std::vector<int64_t>, double>>& list) {
-  CooData c;
-  c.dims = std::move(dims);
-  for (const auto& [at, v] : list) c.add(at, v);
-  return c;
-}
-
 /// <SDDMM, SpMM>'s tensors: B m x n CSR (density 0.4), C m x k, D n x k, E n x l dense,
 /// and the output A m x l.
 std::map<std::string, TensorBase> sddmmSpmmTensors(std::mt19937_64& rng, int64_t m, int64_t n, int64_t k, int64_t l,

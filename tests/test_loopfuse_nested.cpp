@@ -28,13 +28,6 @@ const std::string kTriple = "A(i,m) = B(i,j) * C(i,k) * D(j,k) * E(j,l) * F(l,m)
 const std::string kTripleSchedule = "loopfuse(i),loopfuse(j)";
 const std::string kSpttm = "A(i,j,m) = B(i,j,k) * C(k,l) * D(l,m)";
 
-CooData entries(std::vector<int64_t> dims, const std::vector<std::pair<std::vector<int64_t>, double>>& list) {
-  CooData c;
-  c.dims = std::move(dims);
-  for (const auto& [at, v] : list) c.add(at, v);
-  return c;
-}
-
 /// <SDDMM, SpMM, GEMM>'s operands: B m x n (the sparse one, `density`), the rest dense.
 std::vector<Operand> tripleOperands(std::mt19937_64& rng, int64_t m, int64_t n, int64_t k, int64_t l, int64_t mm,
                                     double density, const std::string& bFormat = "ds") {

@@ -24,11 +24,8 @@ namespace {
 constexpr double kInf = std::numeric_limits<double>::infinity();
 using Entries = std::map<std::vector<int64_t>, double>;
 
-CooData entries(const std::vector<int64_t>& dims, const Entries& es) {
-  CooData c;
-  c.dims = dims;
-  for (const auto& [at, v] : es) c.add(at, v);
-  return c;
+CooData entriesOf(const std::vector<int64_t>& dims, const Entries& es) {
+  return entries(dims, {es.begin(), es.end()});
 }
 
 Entries stored(const TensorBase& t) {
@@ -221,7 +218,7 @@ TEST(Masks, OneKernelFollowsItsMasksData) {
            {{{{0}, 1}}, {{{1}, 2}, {{2}, 5}}},
            {{{{0}, 1}, {{2}, 1}}, {{{1}, 2}}},
            {{{{0}, 1}, {{1}, 1}, {{2}, 1}}, {}}}) {
-    v.setFromCoo(entries({3}, mask));
+    v.setFromCoo(entriesOf({3}, mask));
     k->run(a, 2);
     EXPECT_EQ(stored(y), want);
   }
