@@ -229,7 +229,7 @@ class Parser {
   }
 
   // access := NAME [ '(' [NAME (',' NAME)*] ')' ]
-  SyntaxAccess parseAccess() {
+  [[gnu::noinline]] SyntaxAccess parseAccess() {
     SyntaxAccess acc;
     acc.name = tok_.text;
     acc.column = tok_.column;
@@ -310,27 +310,10 @@ class Parser {
   };
 
   // expr := arith [('<'|'<='|'>'|'>='|'=='|'!=') arith]   (comparisons do not chain)
-  std::unique_ptr<SyntaxNode> parseExpr() {
-    auto e = parseArith();
-    if (tok_.kind != Tok::Compare) return e;
-    const std::string sym = tok_.text;
-    const int at = tok_.column;
-    advance();
-    auto rhs = parseArith();
-    if (tok_.kind == Tok::Compare)
-      fail("comparisons do not chain (a < b < c); parenthesize one of them", tok_.column);
-    auto n = node(ExprKind::Apply, std::move(e), std::move(rhs), at);
-    n->op = sym == "<"    ? BinaryOp::lt()
-            : sym == "<=" ? BinaryOp::le()
-            : sym == ">"  ? BinaryOp::gt()
-            : sym == ">=" ? BinaryOp::ge()
-            : sym == "==" ? BinaryOp::eq()
-                          : BinaryOp::ne();
-    return n;
-  }
-
   // arith := term (('+'|'-') term)*
-  std::unique_ptr<SyntaxNode> parseArith() {
+  // One function for both levels: each nesting level of parentheses costs a frame per
+  // level, and 2000 of them overflowed the stack under ASan with a frame more.
+  std::unique_ptr<SyntaxNode> parseExpr(bool comparison = true) {
     auto e = parseTerm();
     while (tok_.kind == Tok::Plus || tok_.kind == Tok::Minus) {
       ExprKind k = tok_.kind == Tok::Plus ? ExprKind::Add : ExprKind::Sub;
@@ -339,7 +322,27 @@ class Parser {
       auto rhs = parseTerm();
       e = node(k, std::move(e), std::move(rhs), at);
     }
+    if (comparison && tok_.kind == Tok::Compare) return parseComparison(std::move(e));
     return e;
+  }
+
+  /// `lhs` followed by a comparison: its operator and right-hand side (out of line, so
+  /// parseExpr's frame stays small).
+  [[gnu::noinline]] std::unique_ptr<SyntaxNode> parseComparison(std::unique_ptr<SyntaxNode> lhs) {
+    const std::string sym = tok_.text;
+    const int at = tok_.column;
+    advance();
+    auto rhs = parseExpr(false);
+    if (tok_.kind == Tok::Compare)
+      fail("comparisons do not chain (a < b < c); parenthesize one of them", tok_.column);
+    auto n = node(ExprKind::Apply, std::move(lhs), std::move(rhs), at);
+    n->op = sym == "<"    ? BinaryOp::lt()
+            : sym == "<=" ? BinaryOp::le()
+            : sym == ">"  ? BinaryOp::gt()
+            : sym == ">=" ? BinaryOp::ge()
+            : sym == "==" ? BinaryOp::eq()
+                          : BinaryOp::ne();
+    return n;
   }
 
   // term := factor (('*'|'/'|'@(' op ',' op ')') factor)*
@@ -360,7 +363,7 @@ class Parser {
 
   // '@' '(' op ',' op ')' with op a symbol (+, *) or a name (min, or, ...): the semiring
   // of the product it stands for; leaves tok_ at the ')'.
-  void parseSemiring() {
+  [[gnu::noinline]] void parseSemiring() {
     const int at = tok_.column;
     advance();
     if (tok_.kind != Tok::LParen) fail("expected '(' after '@' (as in A(i,k) @(min,+) B(k,j))", tok_.column);
@@ -458,7 +461,7 @@ class Parser {
   }
 
   // call := ('min'|'max') '(' expr ',' expr ')' | 'abs' '(' expr ')'
-  std::unique_ptr<SyntaxNode> parseCall() {
+  [[gnu::noinline]] std::unique_ptr<SyntaxNode> parseCall() {
     const std::string fn = tok_.text;
     const int at = tok_.column;
     Nesting nest(*this, at);
@@ -485,7 +488,7 @@ class Parser {
   }
 
   // sum := 'sum' '(' NAME ',' expr ')'
-  std::unique_ptr<SyntaxNode> parseSum() {
+  [[gnu::noinline]] std::unique_ptr<SyntaxNode> parseSum() {
     const int at = tok_.column;
     Nesting nest(*this, at);
     advance();
