@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "driver/pipeline.h"
+#include "runtime/jit_cache.h"
 #include "runtime/sha256.h"
 #include "runtime/spmv_timing.h"
 #include "tessel/error.h"
@@ -136,14 +137,14 @@ bool readCache(const std::string& path, CpuTuning& t) {
 }
 
 void writeCache(const std::string& path, const CpuTuning& t) {
-  std::string tmp = path + ".tmp" + std::to_string(::getpid());
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << "version=" << kCacheVersion << "\ncpu=" << t.cpu << "\nsettings=" << t.settings()
-        << "\nevidence=" << t.evidence << "\ncalibration=" << t.origin << "\n";
-    if (!out) return;  // an unwritable cache only costs a calibration next time
+  std::ostringstream out;
+  out << "version=" << kCacheVersion << "\ncpu=" << t.cpu << "\nsettings=" << t.settings()
+      << "\nevidence=" << t.evidence << "\ncalibration=" << t.origin << "\n";
+  try {
+    detail::writeCacheFile(path, out.str(), ".txt");
+  } catch (const EnvironmentError&) {
+    // An unwritable cache only costs a calibration next time.
   }
-  if (std::rename(tmp.c_str(), path.c_str()) != 0) std::remove(tmp.c_str());
 }
 
 // ---- calibration ----

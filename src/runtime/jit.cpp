@@ -687,6 +687,10 @@ std::vector<std::string> jitDefaultFlags() {
 
 const std::string& jitHostCpuIdentity() { return hostCpuIdentity(); }
 
+void detail::writeCacheFile(const std::string& target, const std::string& content, const std::string& suffix) {
+  writeFileAtomically(target, content, suffix);
+}
+
 namespace {
 std::string compilerOf(const std::string& given) {
   std::string compiler = given;

@@ -26,4 +26,9 @@ void evictCache(const std::string& dir, int64_t maxBytes, const std::string& kee
 /// directory others can read or enter (not mode 0700).
 void checkCacheDirectorySafety(const std::string& dir, unsigned mode);
 
+/// Writes `content` to `target` in the cache directory through a unique temporary renamed
+/// over it, as the cache's own files are written (readers never see part of it). `suffix`
+/// is target's extension (".txt"). Throws CompileError when it cannot be written.
+void writeCacheFile(const std::string& target, const std::string& content, const std::string& suffix);
+
 }  // namespace tessel::detail
