@@ -117,4 +117,18 @@ ComponentsResult connectedComponents(const Graph& g, const Options& options = {}
 /// t = L(i,j) * L(i,k) * L(j,k) over plus_pair after ordering vertices by degree.
 int64_t triangleCount(const Graph& g, const Options& options = {});
 
+struct BcResult {
+  std::vector<double> centrality;  ///< sum over the sources s of s's dependency on each vertex (0 at s)
+  int levels = 0;                  ///< the most BFS levels below a source
+  int64_t edgesTraversed = 0;      ///< out-edges of the forward sweeps plus in-edges of the backward ones
+};
+
+/// Betweenness centrality from a batch of sources (Brandes; LAGraph's batch BC):
+/// centrality(v) = sum over s in `sources`, s != v, of sum over t != v of
+/// sigma_st(v) / sigma_st, with sigma counting shortest paths by hops (weights ignored)
+/// along edges row -> column. Unnormalized and not halved on undirected graphs (NetworkX's
+/// betweenness_centrality_subset(G, sources, G, normalized=False) on the DiGraph). A
+/// source given twice counts twice. Throws UserError when a source is out of range.
+BcResult betweenness(const Graph& g, const std::vector<int64_t>& sources, const Options& options = {});
+
 }  // namespace tessel::graph
