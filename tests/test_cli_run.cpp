@@ -281,7 +281,7 @@ TEST_F(CliRun, TypesFromTheCommandLine) {
   EXPECT_NE(run({"emit", "y(i) = A(i,j) * x(j)", "-t", "A:float32", "-t", "y:float32"}).out.find("float"),
             std::string::npos);
   // min over an empty row of an int32 output: int32's "infinity", INT32_MAX (the int64
-  // identity it is computed in once came out cut to -1).
+  // identity it is computed in once came out cut to -1), written as inf like a float's.
   {
     std::ofstream(dir_ / "ig.mtx") << "%%MatrixMarket matrix coordinate integer general\n3 3 2\n1 2 5\n2 3 7\n";
     std::ofstream(dir_ / "iv.tns") << "1 1\n2 2\n3 3\n";
@@ -293,7 +293,40 @@ TEST_F(CliRun, TypesFromTheCommandLine) {
   ASSERT_EQ(m.code, 0) << m.err;
   std::ifstream iin(iy);
   std::string itext((std::istreambuf_iterator<char>(iin)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(itext, "# tessel dims: 3\n1 2\n2 3\n3 2147483647\n");
+  EXPECT_EQ(itext, "# tessel dims: 3\n1 2\n2 3\n3 inf\n");
+  // Read back into int32 and int64, inf is the type's largest value again, and a copy
+  // under min_plus writes it as inf, where int64's extreme once came out as
+  // 9.2233720368547758e+18, which no int64 holds.
+  for (const char* type : {"int32", "int64"}) {
+    std::string again = (dir_ / (std::string("again-") + type + ".tns")).string();
+    Result b = run({"run", "y(i) = x(i)", "-i", "x:" + iy, "-t", std::string("x:") + type, "-t",
+                    std::string("y:") + type, "--semiring", "min_plus", "-o", "y:" + again, "--check"});
+    ASSERT_EQ(b.code, 0) << type << ": " << b.err;
+    std::ifstream ain(again);
+    std::string atext((std::istreambuf_iterator<char>(ain)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(atext, "# tessel dims: 3\n1 2\n2 3\n3 inf\n") << type;
+  }
+  // @(min,+) in the text is the semiring: 0 is then a value, not an absent entry, and
+  // an explicit --semiring must agree with it (plus_times too: it is not the default then).
+  {
+    std::ofstream(dir_ / "z.mtx") << "%%MatrixMarket matrix coordinate real general\n2 2 2\n1 1 0\n2 2 3\n";
+    std::ofstream(dir_ / "zx.tns") << "1 0\n2 1\n";
+  }
+  std::string zy = (dir_ / "zy.tns").string();
+  Result z = run({"run", "y(i) = A(i,j) @(min,+) x(j)", "-i", "A:" + (dir_ / "z.mtx").string(), "-i",
+                  "x:" + (dir_ / "zx.tns").string(), "-f", "A:ds", "-o", "y:" + zy, "--check"});
+  ASSERT_EQ(z.code, 0) << z.err;
+  std::ifstream zin(zy);
+  EXPECT_EQ(std::string((std::istreambuf_iterator<char>(zin)), std::istreambuf_iterator<char>()),
+            "# tessel dims: 2\n1 0\n2 4\n");
+  std::string never = (dir_ / "never.tns").string();
+  expectUserError(run({"run", "y(i) = A(i,j) @(min,+) x(j)", "-i", "A:" + (dir_ / "z.mtx").string(), "-i",
+                       "x:" + (dir_ / "zx.tns").string(), "--semiring", "plus_times", "-o", "y:" + never}),
+                  {"--semiring plus_times disagrees with the expression's @(min,plus)"});
+  EXPECT_FALSE(fs::exists(never));
+  expectUserError(run({"emit", "y(i) = A(i,j) @(min,+) x(j)", "--semiring", "plus_times"}),
+                  {"--semiring plus_times disagrees"});
+  EXPECT_EQ(run({"emit", "y(i) = A(i,j) @(min,+) x(j)", "--semiring", "min_plus"}).code, 0);
   // --check reads an integer output's extremes as the semiring's infinities (the row
   // without entries: +inf under min, -inf under max), as the reference writes them.
   for (const char* type : {"int32", "int64"})

@@ -25,7 +25,7 @@ struct EmitOptions {
   int threads = 1;
   bool passes = false;
   bool kernelOnly = false;
-  std::string semiring = "plus_times";
+  std::string semiring;  // empty: not given
   bool mask = false, maskValues = false, complement = false, replace = false;  // --mask ...
   std::string maskFormat, maskForm;
 };
@@ -34,7 +34,8 @@ struct EmitOptions {
 std::string codeFor(const EmitOptions& opt, const PassObserver& observe) {
   ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats, opt.types);
   MaskSpec spec = maskSpecOf(opt.mask, opt.maskFormat, opt.maskValues, opt.complement, opt.replace, opt.maskForm, args);
-  return generatedCode(opt.expr, args, opt.schedule, opt.threads, observe, semiringOption(opt.semiring), spec);
+  return generatedCode(opt.expr, args, opt.schedule, opt.threads, observe, semiringOption(opt.semiring), spec,
+                       !opt.semiring.empty());
 }
 
 /// The kernel functions of generated C (from the first `int tessel_...(` at the start of

@@ -41,7 +41,7 @@ struct Options {
   uint64_t seed = 1;
   std::string schedule;                 // -s
   int threads = 1;                      // --threads
-  std::string semiring = "plus_times";  // --semiring
+  std::string semiring;  // --semiring; empty: not given (plus_times, or the expression's @(...))
   std::string machine;                  // -m
   std::vector<std::string> distributions;  // -d NAME:DIST
   bool commStats = false;               // --comm-stats
@@ -457,7 +457,8 @@ int runCommand(const Options& opt) {
   if (opt.emitC) {
     MaskSpec spec{!opt.mask.empty(), opt.maskValues, opt.complement, opt.replace, maskFormOption(opt.maskForm),
                   maskFormatOf(opt, args)};
-    std::string code = generatedCode(opt.expr, args, opt.schedule, opt.threads, {}, semiring, spec);
+    std::string code =
+        generatedCode(opt.expr, args, opt.schedule, opt.threads, {}, semiring, spec, !opt.semiring.empty());
     std::fwrite(code.data(), 1, code.size(), stdout);
     return 0;
   }
@@ -477,7 +478,8 @@ int runCommand(const Options& opt) {
   }
   tensors.insert_or_assign(out.name, output);
 
-  Assignment a = parseOver(opt.expr, tensors, semiring);
+  Assignment a = parseOver(opt.expr, tensors, semiring, !opt.semiring.empty());
+  semiring = a.semiring;  // an @(add,mul) in the text names it
   if (!opt.mask.empty()) {
     a.mask = outputMask(Access(loadMask(opt, args, tensors, outDims, times), a.lhsNode().vars), opt.maskValues,
                         opt.complement, opt.replace);
@@ -505,7 +507,9 @@ int runCommand(const Options& opt) {
 
   auto t0 = std::chrono::steady_clock::now();
   if (outPath && hasExtension(*outPath, ".tsb")) writeBinary(*outPath, output);  // in A's own format
-  CooData result = output.toCoo();
+  // An integer output holds the semiring's infinities as its type's extremes (INT64_MAX
+  // for min_plus's +inf): written, and printed, as inf, the way a float output's are.
+  CooData result = withIntegerInfinities(output.toCoo(), output.datatype(), semiring);
   if (outPath && out.order == 1 && textExtension(*outPath) == ".mtx") {  // a vector as an n x 1 matrix
     CooData m;
     m.dims = {result.dims[0], 1};

@@ -288,7 +288,7 @@ int runDistributed(const DistributedRunOptions& opt) {
     agreePhase([&] {
       machine = opt.machine.empty() ? Machine::world(opt.threads) : Machine::parse(opt.machine, opt.threads);
       machine.checkRanks();
-      if (opt.semiring != "plus_times") throw UsageError("--semiring: distributed kernels compute over plus_times only");
+      if (!opt.semiring.empty() && opt.semiring != "plus_times") throw UsageError("--semiring: distributed kernels compute over plus_times only");
       ExpressionArgs args = parseExpressionArgs(opt.expr, opt.formats, opt.types);
       for (const TensorUse& u : args.uses) {
         if (args.typeOf(u) != Datatype::Float64)

@@ -69,6 +69,7 @@ const char* const kSemiringHelp =
     "Only plus_times has '-' and '/'";
 
 Semiring semiringOption(const std::string& name) {
+  if (name.empty()) return Semiring::plusTimes();
   try {
     return Semiring::byName(name);
   } catch (const NotationError& e) {
@@ -77,7 +78,7 @@ Semiring semiringOption(const std::string& name) {
 }
 
 Assignment parseOver(const std::string& expr, const std::map<std::string, TensorBase>& tensors,
-                     const Semiring& semiring) {
+                     const Semiring& semiring, bool given) {
   if (!semiring.isPlusTimes()) {
     // Name the column of the first operator the semiring lacks (the right-hand side's
     // '-' or '/'; a '-' after an exponent's 'e' belongs to a number).
@@ -96,7 +97,7 @@ Assignment parseOver(const std::string& expr, const std::map<std::string, Tensor
   // may only repeat it.
   if (expr.find('@') == std::string::npos)
     a.semiring = semiring;
-  else if (!semiring.isPlusTimes() && !(semiring == a.semiring))
+  else if ((given || !semiring.isPlusTimes()) && !(semiring == a.semiring))
     throw UsageError("--semiring " + semiring.name + " disagrees with the expression's @(" + a.semiring.add.name +
                      "," + a.semiring.mul.name + ") (semiring " + a.semiring.name + ")");
   checkAssignment(a);
@@ -134,12 +135,12 @@ std::string maskName(const ExpressionArgs& args) {
 
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule,
                           int threads, const PassObserver& afterEachPass, const Semiring& semiring,
-                          const MaskSpec& mask) {
+                          const MaskSpec& mask, bool semiringGiven) {
   std::map<std::string, TensorBase> tensors;
   for (const auto& u : args.uses)
     tensors.emplace(u.name, TensorBase(u.name, args.typeOf(u), std::vector<int64_t>(u.order, 1),
                                        args.formatOf(u)));
-  Assignment a = parseOver(expr, tensors, semiring);
+  Assignment a = parseOver(expr, tensors, semiring, semiringGiven);
   if (mask.on) {
     TensorBase m(maskName(args), Datatype::Float64, std::vector<int64_t>(args.output().order, 1), mask.format);
     a.mask = outputMask(Access(m, a.lhsNode().vars), mask.valued, mask.complement, mask.replace);

@@ -40,12 +40,16 @@ extern const char* const kTypeHelp;
 /// The schedule text given with -s, else defaultSchedule (fusion, then the parallel default).
 ScheduleChoice chooseSchedule(const std::string& text, int threads, const Assignment& a);
 
-/// The semiring named by --semiring; UsageError naming the option and the known names.
+/// The semiring named by --semiring ("": not given, plus_times); UsageError naming the
+/// option and the known names.
 Semiring semiringOption(const std::string& name);
 /// Parses `expr` into an assignment over `semiring`, checked; an operator the semiring
 /// lacks is a ParseError at its column ("semiring min_plus has no '-' at column 12").
+/// An expression with `@(add,mul)` keeps its own semiring: a `semiring` that was `given`
+/// (--semiring, plus_times included) must name the same one, else UsageError. The
+/// assignment's semiring is then the one in effect.
 Assignment parseOver(const std::string& expr, const std::map<std::string, TensorBase>& tensors,
-                     const Semiring& semiring);
+                     const Semiring& semiring, bool given = false);
 
 /// The output mask `tessel run --emit-c` and `tessel emit` compile for (no data needed).
 struct MaskSpec {
@@ -66,7 +70,8 @@ std::string maskName(const ExpressionArgs& args);
 /// `afterEachPass`, when set, sees the program after every pass.
 std::string generatedCode(const std::string& expr, const ExpressionArgs& args, const std::string& schedule = "",
                           int threads = 1, const PassObserver& afterEachPass = {},
-                          const Semiring& semiring = Semiring::plusTimes(), const MaskSpec& mask = {});
+                          const Semiring& semiring = Semiring::plusTimes(), const MaskSpec& mask = {},
+                          bool semiringGiven = false);
 /// Help text of --semiring (run and emit).
 extern const char* const kSemiringHelp;
 

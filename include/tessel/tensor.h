@@ -96,7 +96,8 @@ class TensorBase {
 
   /// Build level arrays from the inserted entries (duplicates summed). Throws
   /// DimensionError for out-of-range coordinates, OverflowError when a size does not
-  /// fit the format's index widths.
+  /// fit the format's index widths or a value does not fit an integer type (+-inf are
+  /// its largest and smallest values, as the min and max semirings' infinities).
   void pack();
   /// Give back array capacity beyond the stored sizes. A kernel's first result into a
   /// tensor is trimmed this way; one computed again keeps the room its kernel needs, so

@@ -9,6 +9,7 @@
 // (bnd[p]..bnd[p+1]) of size positions+1 describes them all. Cost: O(nnz * passes +
 // storage size).
 #include <algorithm>
+#include <cmath>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -148,6 +149,13 @@ void storeFromDouble(const TensorImpl& t, unsigned char* dst, double v) {
     // The range [min, max + 1) is exact in double for 32- and 64-bit integers.
     const double lo = static_cast<double>(std::numeric_limits<T>::min());
     const double hi = -lo;  // 2^(bits-1)
+    // +-inf are the type's extremes, the min and max semirings' infinities in integers
+    // (what a min_plus output over int64 holds where no path exists).
+    if (std::isinf(v)) {
+      x = v > 0 ? std::numeric_limits<T>::max() : std::numeric_limits<T>::min();
+      std::memcpy(dst, &x, sizeof(T));
+      return;
+    }
     if (!(v >= lo && v < hi))
       throw OverflowError("tensor " + t.var.name() + ": value " + std::to_string(v) +
                           " does not fit " + datatypeName(t.var.datatype()));
