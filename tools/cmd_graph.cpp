@@ -1,16 +1,18 @@
 // `tessel graph`: graph algorithms on a Matrix Market file (tessel/graph.h).
 //
-//   tessel graph ALGO FILE [--source N] [-o OUT.tns] [--threads N] [--time]
+//   tessel graph ALGO FILE [--source N]... [-o OUT.tns] [--threads N] [--time]
 //
 // Vertices are 1-based as in Matrix Market. Results are one "vertex value" line per
 // vertex (a .tns vector): bfs levels, bfs-parents parents, sssp distances (unreachable
 // vertices omitted from all three), pagerank ranks, cc labels (the smallest vertex of
-// each component). tc prints the triangle count. Without -o the lines go to stdout.
+// each component), bc centralities (from the --source vertices, every vertex without
+// one). tc prints the triangle count. Without -o the lines go to stdout.
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "cli_common.h"
 #include "tessel/graph.h"
@@ -25,12 +27,13 @@ struct Options {
   std::string file;
   int64_t source = 1;
   bool sourceGiven = false;
+  std::vector<int64_t> sources;  // every --source (bc takes several)
   std::string output;
   int threads = 0;
   bool time = false;
 };
 
-const char* kAlgorithms = "bfs, bfs-parents, sssp, pagerank, cc, tc";
+const char* kAlgorithms = "bfs, bfs-parents, sssp, pagerank, cc, tc, bc";
 
 /// Vertex values as a .tns vector, 1-based; entries where `keep` is false are left out.
 template <typename T, typename Keep, typename Value>
@@ -48,10 +51,13 @@ void printTns(const CooData& c) {
 
 int graphCommand(const Options& opt) {
   const std::string& a = opt.algorithm;
-  if (a != "bfs" && a != "bfs-parents" && a != "sssp" && a != "pagerank" && a != "cc" && a != "tc")
+  if (a != "bfs" && a != "bfs-parents" && a != "sssp" && a != "pagerank" && a != "cc" && a != "tc" && a != "bc")
     throw UsageError("unknown graph algorithm '" + a + "' (algorithms: " + kAlgorithms + ")");
   const bool needsSource = a == "bfs" || a == "bfs-parents" || a == "sssp";
-  if (opt.sourceGiven && !needsSource) throw UsageError("--source is for bfs, bfs-parents and sssp, not " + a);
+  if (opt.sourceGiven && !needsSource && a != "bc")
+    throw UsageError("--source is for bfs, bfs-parents, sssp and bc, not " + a);
+  if (opt.sources.size() > 1 && a != "bc")
+    throw UsageError("--source given " + std::to_string(opt.sources.size()) + " times: only bc takes several");
   if (!opt.output.empty() && a == "tc") throw UsageError("tc prints its count; it writes no -o file");
   if (!opt.output.empty() && !hasExtension(opt.output, ".tns"))
     throw UsageError("-o file '" + opt.output + "' must end in .tns");
@@ -65,6 +71,10 @@ int graphCommand(const Options& opt) {
     throw UsageError("source vertex " + std::to_string(opt.source) + " is out of range: " + opt.file + " has " +
                      std::to_string(g.vertices()) + " vertices (1 to " + std::to_string(g.vertices()) + ")");
   const int64_t s = opt.source - 1;
+  for (int64_t v : opt.sources)
+    if (v < 1 || v > g.vertices())
+      throw UsageError("source vertex " + std::to_string(v) + " is out of range: " + opt.file + " has " +
+                       std::to_string(g.vertices()) + " vertices (1 to " + std::to_string(g.vertices()) + ")");
 
   CooData result;
   int64_t traversed = 0;
@@ -88,6 +98,14 @@ int graphCommand(const Options& opt) {
     graph::ComponentsResult r = graph::connectedComponents(g, go);
     traversed = r.edgesTraversed;
     result = vertexValues(r.label, [](int64_t) { return true; }, one);
+  } else if (a == "bc") {
+    std::vector<int64_t> from;
+    for (int64_t v : opt.sources) from.push_back(v - 1);
+    if (from.empty())  // exact betweenness: every vertex a source
+      for (int64_t v = 0; v < g.vertices(); v++) from.push_back(v);
+    graph::BcResult r = graph::betweenness(g, from, go);
+    traversed = r.edgesTraversed;
+    result = vertexValues(r.centrality, [](double) { return true; }, [](double v) { return v; });
   } else {
     triangles = graph::triangleCount(g, go);
     traversed = g.edges();
@@ -124,12 +142,24 @@ void registerGraph(CLI::App& app, Action& action) {
       "  tessel graph tc G.mtx --threads 2\n"
       "Algorithms: bfs (levels), bfs-parents, sssp (min_plus Bellman-Ford; a negative cycle is an error),\n"
       "pagerank (damping 0.85, L1 change < 1e-9, dangling vertices' rank spread evenly as in GAP),\n"
-      "cc (labels: smallest vertex of each component), tc (triangle count, printed).\n"
+      "cc (labels: smallest vertex of each component), tc (triangle count, printed),\n"
+      "bc (betweenness centrality by hops from the --source vertices, repeat it for a batch; none: every vertex;\n"
+      "unnormalized, not halved on symmetric files).\n"
       "bfs, sssp and pagerank follow edges row -> column; cc and tc use the undirected graph.");
   cmd->add_option("algorithm", opt->algorithm, std::string("Algorithm: ") + kAlgorithms)->required();
   cmd->add_option("file", opt->file, "Graph: a square Matrix Market file (.mtx)")->required();
-  cmd->add_option("--source", opt->source, "Source vertex of bfs, bfs-parents and sssp (1-based; default 1)")
-      ->each([opt](const std::string&) { opt->sourceGiven = true; });
+  cmd->add_option("--source", opt->source,
+                  "Source vertex of bfs, bfs-parents and sssp (1-based; default 1); bc: one of its sources (repeat "
+                  "for a batch; default: every vertex)")
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)
+      ->each([opt](const std::string& v) {
+        opt->sourceGiven = true;
+        try {
+          opt->sources.push_back(std::stoll(v));
+        } catch (const std::exception&) {
+          throw CLI::ValidationError("'" + v + "' is not a vertex number");
+        }
+      });
   cmd->add_option("-o,--output", opt->output, "Write the vertex values to this .tns file (default: stdout)");
   cmd->add_option("--threads", opt->threads, "Threads (default OMP_NUM_THREADS, else 1)")
       ->check(CLI::Range(1, 4096));

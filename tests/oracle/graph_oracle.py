@@ -90,7 +90,7 @@ def gap_pagerank(g, d=0.85, tol=1e-9):
 
 
 def check_graph(name, path, sources, tmp, weighted_sssp=True):
-    print(f"{name}: checking bfs, bfs-parents, sssp, pagerank, cc, tc")
+    print(f"{name}: checking bfs, bfs-parents, sssp, pagerank, cc, tc, bc")
     g = load(path)
     n = g.number_of_nodes()
     for threads in ("1", "2"):
@@ -132,6 +132,21 @@ def check_graph(name, path, sources, tmp, weighted_sssp=True):
         p = run("tc", path, "--threads", threads)
         tri = sum(nx.triangles(u).values()) // 3
         check(p.stdout.strip() == str(tri), f"{name} tc: {p.stdout.strip()} vs NetworkX {tri} ({threads} threads)")
+        # Betweenness from a batch of sources (hops; unnormalized; the DiGraph, so not halved).
+        args = ["bc", path, "-o", out, "--threads", threads]
+        for s in sources:
+            args += ["--source", str(s + 1)]
+        run(*args)
+        bc = read_tns(out)
+        ref = nx.betweenness_centrality_subset(g, sources, list(g.nodes), normalized=False, weight=None)
+        check(len(bc) == n and all(abs(bc[v] - ref[v]) <= 1e-9 * max(1, abs(ref[v])) for v in range(n)),
+              f"{name} bc from {[s + 1 for s in sources]} vs NetworkX ({threads} threads)")
+        if n <= 600:  # exact: every vertex a source
+            run("bc", path, "-o", out, "--threads", threads)
+            bc = read_tns(out)
+            ref = nx.betweenness_centrality(g, normalized=False, weight=None)
+            check(all(abs(bc[v] - ref[v]) <= 1e-9 * max(1, abs(ref[v])) for v in range(n)),
+                  f"{name} exact bc vs NetworkX ({threads} threads)")
 
 
 def write_mtx(path, n, edges, symmetric=False):
@@ -170,6 +185,10 @@ def bad_input(tmp):
     check("negative" in p.stderr and not os.path.exists(out), "sssp negative cycle: message, no file")
     p = run("bfs", cyc, "--source", "5", "-o", out, expect=2)
     check("out of range" in p.stderr and not os.path.exists(out), "bfs source out of range")
+    p = run("bc", cyc, "--source", "1", "--source", "0", "-o", out, expect=2)
+    check("out of range" in p.stderr and not os.path.exists(out), "bc source out of range")
+    p = run("sssp", cyc, "--source", "1", "--source", "2", "-o", out, expect=2)
+    check("only bc" in p.stderr and not os.path.exists(out), "several sources are for bc only")
     run("bogus", cyc, "-o", out, expect=2)
     run("bfs", os.path.join(tmp, "missing.mtx"), "-o", out, expect=2)
     rect = os.path.join(tmp, "rect.mtx")
