@@ -114,6 +114,20 @@ TEST(Betweenness, SourceOutOfRange) {
   EXPECT_THROW(betweenness(g, {0, -1}), UserError);
 }
 
+TEST(Betweenness, ThreadsGiveTheSameBits) {
+  CooData c = generateRmat(9, 8, 0.57, 0.19, 0.19, 5);
+  Graph g = Graph::fromCoo(c);
+  std::vector<int64_t> sources;
+  for (int64_t s = 0; s < 37; s++) sources.push_back((s * 131) % 512);
+  std::vector<double> one = betweenness(g, sources).centrality;
+  for (int threads : {2, 3, 8}) {
+    Options o;
+    o.threads = threads;
+    EXPECT_EQ(betweenness(g, sources, o).centrality, one) << threads << " threads";
+  }
+  EXPECT_THROW(betweenness(g, sources, Options{.threads = 0}), UserError);
+}
+
 TEST(Betweenness, RmatAgainstDefinition) {
   for (uint64_t seed : {3u, 4u}) {
     CooData c = generateRmat(8, 6, 0.57, 0.19, 0.19, seed);

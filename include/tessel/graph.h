@@ -128,9 +128,9 @@ struct BcResult {
 /// sigma_st(v) / sigma_st, with sigma counting shortest paths by hops (weights ignored)
 /// along edges row -> column. Unnormalized and not halved on undirected graphs (NetworkX's
 /// betweenness_centrality_subset(G, sources, G, normalized=False) on the DiGraph). A
-/// source given twice counts twice. One source after another, each sweep's kernels on one
-/// thread (options.threads is not used yet: sources are independent and would split
-/// over threads). Throws UserError when a source is out of range.
+/// source given twice counts twice. Sources split over options.threads in groups of 8,
+/// each sweep on one thread; the groups' sums add in source order, so the result is the
+/// same bit for bit at every thread count. Throws UserError when a source is out of range.
 BcResult betweenness(const Graph& g, const std::vector<int64_t>& sources, const Options& options = {});
 
 }  // namespace tessel::graph
