@@ -25,19 +25,17 @@ int tuneCommand(const TuneOptions& opt) {
   const CpuTuning& t = hostTuning();
   std::string flags;
   for (const std::string& f : t.jitFlags()) flags += (flags.empty() ? "" : " ") + f;
-  const char* env = std::getenv("TESSEL_TUNING");
-  const bool cached = !env || !*env || std::string(env) == "calibrate";
   if (opt.json) {
     nlohmann::ordered_json j{{"cpu", t.cpu},          {"settings", t.settings()}, {"jit_flags", flags},
                              {"origin", t.origin},    {"evidence", t.evidence},
-                             {"cache", cached ? tuningCachePath() : ""}};
+                             {"cache", t.cacheFile}};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
   std::printf("cpu: %s\nsettings: %s\njit flags: %s\norigin: %s\n", t.cpu.c_str(), t.settings().c_str(),
               flags.c_str(), t.origin.c_str());
   if (!t.evidence.empty()) std::printf("evidence: %s\n", t.evidence.c_str());
-  if (cached) std::printf("cache: %s\n", tuningCachePath().c_str());
+  if (!t.cacheFile.empty()) std::printf("cache: %s\n", t.cacheFile.c_str());
   return 0;
 }
 

@@ -36,6 +36,7 @@ struct CpuTuning {
   std::string cpu;             ///< the CPU's model name
   std::string origin;          ///< "calibrated in 0.41 s", "cached in FILE", "TESSEL_TUNING=..."
   std::string evidence;        ///< what was measured (times of each variant), if anything
+  std::string cacheFile;       ///< the file hostTuning() read it from or wrote it to; empty: none
 
   /// The JIT flags of a kernel compiled with this tuning (base flags included).
   std::vector<std::string> jitFlags() const;

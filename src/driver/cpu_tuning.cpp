@@ -136,14 +136,16 @@ bool readCache(const std::string& path, CpuTuning& t) {
   return true;
 }
 
-void writeCache(const std::string& path, const CpuTuning& t) {
+/// True when written (an unwritable cache only costs a calibration next time).
+bool writeCache(const std::string& path, const CpuTuning& t) {
   std::ostringstream out;
   out << "version=" << kCacheVersion << "\ncpu=" << t.cpu << "\nsettings=" << t.settings()
       << "\nevidence=" << t.evidence << "\ncalibration=" << t.origin << "\n";
   try {
     detail::writeCacheFile(path, out.str(), ".txt");
+    return true;
   } catch (const EnvironmentError&) {
-    // An unwritable cache only costs a calibration next time.
+    return false;
   }
 }
 
@@ -282,10 +284,11 @@ const CpuTuning& hostTuning() {
     cached.cpu = modelName();
     if (setting.empty() && readCache(path, cached)) {
       tuning = cached;
+      tuning.cacheFile = path;
       return;
     }
     tuning = calibrateTuning();
-    writeCache(path, tuning);
+    if (writeCache(path, tuning)) tuning.cacheFile = path;
   });
   return tuning;
 }
