@@ -2,10 +2,11 @@
 // every rank parses the same arguments and reads its byte range of the file, the
 // algorithm runs on every rank (tessel/graph.h's DistGraph overloads), and rank 0 prints
 // the result or writes -o (atomically: a temporary renamed into place), so a failed run
-// leaves no output file. Input errors (a bad file, a bad source, a negative cycle) are
-// found by every rank alike: the ranks agree, rank 0 prints one "tessel: error:" line and
-// every rank exits 2. Any other failure may be one rank's alone while the others wait in
-// a transfer: it ends every rank at once with that rank's message (abortAllRanks).
+// leaves no output file. The library throws its errors (a bad file, a bad source, a
+// negative cycle, one rank's memory limit) on every rank alike: the ranks agree, the
+// lowest failing rank prints one "tessel:" line and every rank exits with its code (2 for
+// bad input). Any other failure may be one rank's alone while the others wait in a
+// transfer: it ends every rank at once with that rank's message (abortAllRanks).
 #include <chrono>
 #include <cstdio>
 #include <exception>
@@ -18,13 +19,14 @@ namespace tessel::cli {
 
 namespace {
 
-/// A phase of collective graph work: UserErrors (the library throws them on every rank
-/// alike) are agreed on; anything else ends every rank now.
+/// A phase of collective graph work: tessel's errors (the distributed graph library
+/// throws them on every rank alike) are agreed on; anything else (std::bad_alloc of one
+/// rank) ends every rank now.
 void graphPhase(const std::function<void()>& phase) {
   agreePhase([&] {
     try {
       phase();
-    } catch (const UserError&) {
+    } catch (const Error&) {
       throw;
     } catch (const UsageError&) {
       throw;

@@ -142,8 +142,10 @@ int64_t triangleCount(const Graph& g, const Options& options = {});
 // rank returns the whole result.
 //
 // Every call on a DistGraph is collective: every rank calls it with the same arguments.
-// Errors in the input (a bad file, a non-square matrix, a bad source vertex, a negative
-// cycle) are thrown on every rank alike, so ranks can agree on them and exit together.
+// Its tessel::Errors are thrown on every rank alike (a bad file, a non-square matrix, a
+// bad source vertex, a negative cycle; and a failure of one rank alone, such as its
+// memory limit in a kernel, after the ranks agree on it), so ranks can exit together;
+// only std::bad_alloc and MPI's own failures may come from one rank alone.
 
 /// A graph whose vertices are distributed over the ranks in row blocks: each rank holds
 /// the edges of its rows (and, built on first use, of its columns and of the undirected

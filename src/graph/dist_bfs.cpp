@@ -60,13 +60,18 @@ BfsResult bfs(const DistGraph& dg, int64_t source, const Options& options) {
   State s{r, std::vector<uint8_t>(n, 0), {source}};
   s.visited[source] = 1;
 
-  TensorBase A = csrTensor("A", a, Datatype::Bool, false);
-  TensorBase f = sparseVector("f", Datatype::Int32, n);
-  TensorBase y = sparseVector("y", Datatype::Int32, n);
-  IndexVar i("i"), j("j");
-  y(j) = f(i) * A(i, j);
-  Assignment push = y.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel("bfs.push", push, Semiring::byName("min_first"), 1);
+  TensorBase A, f, y;
+  Assignment push;
+  std::shared_ptr<Kernel> kernel;
+  agreeOverRanks([&] {
+    A = csrTensor("A", a, Datatype::Bool, false);
+    f = sparseVector("f", Datatype::Int32, n);
+    y = sparseVector("y", Datatype::Int32, n);
+    IndexVar i("i"), j("j");
+    y(j) = f(i) * A(i, j);
+    push = y.assignment();
+    kernel = compileKernel("bfs.push", push, Semiring::byName("min_first"), 1);
+  });
 
   const Csr* in = nullptr;
   std::vector<uint8_t> bitmap;      // the frontier during pull levels
@@ -108,7 +113,7 @@ BfsResult bfs(const DistGraph& dg, int64_t source, const Options& options) {
       for (int64_t v : s.list)
         if (g.owns(v)) fc[count] = fv[count] = static_cast<int32_t>(v), count++;
       setSparseCount(f, count);
-      kernel->run(push, 1);
+      runOnEveryRank(*kernel, push, 1);
       const tessel_tensor_t& out = y.raw();
       const int32_t* yc = static_cast<const int32_t*>(out.crd[0]);
       const int32_t* yv = static_cast<const int32_t*>(out.vals);

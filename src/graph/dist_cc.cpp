@@ -23,13 +23,18 @@ ComponentsResult connectedComponents(const DistGraph& dg, const Options& options
   const int64_t edges = sumOverRanks(s.nnz());
   const int spmvThreads = threadsFor(n + s.nnz(), options);
   ComponentsResult r;
-  TensorBase S = csrTensor("S", s, Datatype::Bool, false);
-  TensorBase gp = denseVector("gp", Datatype::Int64, n);
-  TensorBase mngp = denseVector("mngp", Datatype::Int64, n);
-  IndexVar i("i"), j("j");
-  mngp(i) = S(i, j) * gp(j);
-  Assignment hook = mngp.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel("cc.hook", hook, Semiring::byName("min_second"), options.threads);
+  TensorBase S, gp, mngp;
+  Assignment hook;
+  std::shared_ptr<Kernel> kernel;
+  agreeOverRanks([&] {
+    S = csrTensor("S", s, Datatype::Bool, false);
+    gp = denseVector("gp", Datatype::Int64, n);
+    mngp = denseVector("mngp", Datatype::Int64, n);
+    IndexVar i("i"), j("j");
+    mngp(i) = S(i, j) * gp(j);
+    hook = mngp.assignment();
+    kernel = compileKernel("cc.hook", hook, Semiring::byName("min_second"), options.threads);
+  });
 
   std::vector<int64_t> f(n);
   int64_t* gpv = static_cast<int64_t*>(gp.raw().vals);
@@ -38,7 +43,7 @@ ComponentsResult connectedComponents(const DistGraph& dg, const Options& options
   while (changed) {
     r.iterations++;
     r.edgesTraversed += edges;
-    kernel->run(hook, spmvThreads);
+    runOnEveryRank(*kernel, hook, spmvThreads);
     const int64_t* m = static_cast<const int64_t*>(mngp.raw().vals);
     std::vector<int64_t> next = f;
     for (int64_t v = g.lo; v < g.hi; v++) {

@@ -5,6 +5,7 @@
 
 #include "graph/dist_graph_impl.h"
 #include "tessel/distributed.h"
+#include "tessel/kernel.h"
 
 namespace tessel::graph {
 
@@ -32,6 +33,10 @@ Csr exchangeEdges(int64_t n, EdgeLists out) {
     a = buildCsr(n, rows, cols, w);
   });
   return a;
+}
+
+void runOnEveryRank(Kernel& kernel, Assignment& a, int threads) {
+  agreeOverRanks([&] { kernel.run(a, threads); });
 }
 
 const Csr& DistGraph::Impl::in() const {

@@ -49,4 +49,8 @@ struct EdgeLists {
 /// (buildCsr). A failure of one rank (memory, 32-bit indices) throws on every rank.
 Csr exchangeEdges(int64_t n, EdgeLists out);
 
+/// Collective: runs `kernel` on `a` on every rank and agrees on failure (one rank's
+/// memory limit), so that every error of the algorithms is thrown on every rank alike.
+void runOnEveryRank(Kernel& kernel, Assignment& a, int threads);
+
 }  // namespace tessel::graph

@@ -26,14 +26,19 @@ PageRankResult pagerank(const DistGraph& dg, const Options& options, double damp
   if (n == 0) return r;
   const Csr& in = g.in();
 
-  TensorBase AT = csrTensor("AT", in, Datatype::Bool, false);
-  TensorBase x = denseVector("x", Datatype::Float64, n);
-  TensorBase y = denseVector("y", Datatype::Float64, n);
-  IndexVar i("i"), j("j");
-  y(i) = AT(i, j) * x(j);
-  Assignment spmv = y.assignment();
-  std::shared_ptr<Kernel> kernel =
-      compileKernel("pagerank.spmv", spmv, Semiring::of(BinaryOp::plus(), BinaryOp::second()), options.threads);
+  TensorBase AT, x, y;
+  Assignment spmv;
+  std::shared_ptr<Kernel> kernel;
+  agreeOverRanks([&] {
+    AT = csrTensor("AT", in, Datatype::Bool, false);
+    x = denseVector("x", Datatype::Float64, n);
+    y = denseVector("y", Datatype::Float64, n);
+    IndexVar i("i"), j("j");
+    y(i) = AT(i, j) * x(j);
+    spmv = y.assignment();
+    kernel = compileKernel("pagerank.spmv", spmv, Semiring::of(BinaryOp::plus(), BinaryOp::second()),
+                           options.threads);
+  });
 
   // Out-degrees: each rank knows its rows'; all-gathered in vertex order.
   std::vector<int64_t> myDegrees;
@@ -53,7 +58,7 @@ PageRankResult pagerank(const DistGraph& dg, const Options& options, double damp
   const int loopThreads = threadsFor(g.hi - g.lo, options);
   std::vector<double> mine(static_cast<size_t>(g.hi - g.lo));
   for (r.iterations = 1; r.iterations <= maxIterations; r.iterations++) {
-    kernel->run(spmv, spmvThreads);
+    runOnEveryRank(*kernel, spmv, spmvThreads);
     const double* yv = static_cast<const double*>(y.raw().vals);
     const double shared = base + damping * dangling / static_cast<double>(n);
     double change = 0, nextDangling = 0;

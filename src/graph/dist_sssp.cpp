@@ -24,13 +24,18 @@ SsspResult sssp(const DistGraph& dg, int64_t source, const Options& options) {
   r.distance.assign(n, std::numeric_limits<double>::infinity());
   r.distance[source] = 0;
 
-  TensorBase A = csrTensor("A", a, Datatype::Float64, true);
-  TensorBase f = sparseVector("f", Datatype::Float64, n);
-  TensorBase y = sparseVector("y", Datatype::Float64, n);
-  IndexVar i("i"), j("j");
-  y(j) = f(i) * A(i, j);
-  Assignment relax = y.assignment();
-  std::shared_ptr<Kernel> kernel = compileKernel("sssp.relax", relax, Semiring::byName("min_plus"), 1);
+  TensorBase A, f, y;
+  Assignment relax;
+  std::shared_ptr<Kernel> kernel;
+  agreeOverRanks([&] {
+    A = csrTensor("A", a, Datatype::Float64, true);
+    f = sparseVector("f", Datatype::Float64, n);
+    y = sparseVector("y", Datatype::Float64, n);
+    IndexVar i("i"), j("j");
+    y(j) = f(i) * A(i, j);
+    relax = y.assignment();
+    kernel = compileKernel("sssp.relax", relax, Semiring::byName("min_plus"), 1);
+  });
 
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> best(static_cast<size_t>(g.hi - g.lo), inf);  // smallest candidate per own vertex
@@ -48,7 +53,7 @@ SsspResult sssp(const DistGraph& dg, int64_t source, const Options& options) {
         relaxed += a.degree(v);
       }
     setSparseCount(f, count);
-    kernel->run(relax, 1);
+    runOnEveryRank(*kernel, relax, 1);
     const tessel_tensor_t& out = y.raw();
     const int32_t* yc = static_cast<const int32_t*>(out.crd[0]);
     const double* yv = static_cast<const double*>(out.vals);
