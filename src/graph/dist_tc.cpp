@@ -16,7 +16,7 @@ namespace tessel::graph {
 
 namespace {
 
-/// An n x n CSR whose row r holds rows.at(r) (the other rows empty).
+/// An n x n CSR holding the given (row, sorted columns) pairs, the other rows empty.
 Csr fromRows(int64_t n, const std::vector<std::pair<int64_t, std::vector<int32_t>>>& rows) {
   Csr l;
   l.n = n;
