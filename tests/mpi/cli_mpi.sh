@@ -508,6 +508,23 @@ graph)
   expect_bad bad-line-last-rank 3 "bad.mtx:5" graph bfs bad.mtx -m 3 -o d.tns
   CASE=errors-no-file
   if [ -e d.tns ]; then fail "an output file was written"; else pass; fi
+  # Rank 1 alone is short of memory for its part of the file: every rank ends at once.
+  CASE=one-rank-memory-limit
+  "$TESSEL" generate rmat:12,8 -o r12.mtx >/dev/null 2>&1
+  FAILRANK=1 FAILMEM=200K mrun_wrapped 3 \
+    'if [ "'"$RANK_OF"'" = "$FAILRANK" ]; then export TESSEL_MAX_MEMORY=$FAILMEM; fi; exec "$0" "$@"' \
+    graph bfs r12.mtx -m 3 -o d.tns
+  if [ "$rc" != 2 ]; then
+    fail "exit $rc, expected 2"
+  elif [ "$(tessel_lines)" != 1 ] || ! grep -q '^tessel: error: .*memory limit' err.txt; then
+    fail "expected one line 'tessel: error: ... memory limit ...'"
+  elif [ -e d.tns ]; then
+    fail "an output file was written"
+  elif awk -v s="$secs" 'BEGIN { exit !(s >= 10) }'; then
+    fail "took ${secs}s, more than 10"
+  else
+    pass
+  fi
   ;;
 *)
   echo "cli_mpi.sh: unknown group '$GROUP'"
