@@ -58,6 +58,23 @@ int64_t reduceOverRanks(int64_t v, bool largest);
 int64_t sumOverRanks(int64_t v);
 /// Ends every rank with `code`, printing `message` (one line) from this one. Not collective.
 [[noreturn]] void abortAllRanks(int code, const std::string& message);
+/// Collective: the sum of `v` over all ranks (added in rank order: the same on every rank).
+double sumOverRanks(double v);
+/// Collective: the element-wise minimum over all ranks of equally long vectors, in place.
+void minOverRanks(std::vector<int64_t>& v);
+/// Collective: every rank's `mine` (any lengths) concatenated in rank order, on every rank
+/// (MPI's allgatherv).
+std::vector<int64_t> allGatherOverRanks(const std::vector<int64_t>& mine);
+std::vector<double> allGatherOverRanks(const std::vector<double>& mine);
+/// Collective: rank q's `out[r]` arrives as rank r's `result[q]` (MPI's alltoallv; `out`
+/// has one vector, of any length, per rank).
+std::vector<std::vector<int64_t>> exchangeOverRanks(const std::vector<std::vector<int64_t>>& out);
+std::vector<std::vector<double>> exchangeOverRanks(const std::vector<std::vector<double>>& out);
+/// Collective: runs `step`, which must not talk to other ranks, then agrees: when any
+/// rank failed, every rank throws the lowest failing rank's error (same kind of
+/// tessel::Error and message), so that a failure of one rank alone (a bad line in its
+/// part of a file, its memory) does not leave the others waiting in a later collective.
+void agreeOverRanks(const std::function<void()>& step);
 
 /// A rank's share of a tensor file read in parallel (readTensorFilePart).
 struct TensorFilePart {

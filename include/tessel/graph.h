@@ -22,6 +22,10 @@
 #include "tessel/coo.h"
 #include "tessel/error.h"
 
+namespace tessel {
+struct Machine;
+}
+
 namespace tessel::graph {
 
 /// sssp found a cycle of negative total weight reachable from the source.
@@ -132,5 +136,79 @@ struct BcResult {
 /// each sweep on one thread; the groups' sums add in source order, so the result is the
 /// same bit for bit at every thread count. Throws UserError when a source is out of range.
 BcResult betweenness(const Graph& g, const std::vector<int64_t>& sources, const Options& options = {});
+
+// ---------------------------------------------------------------------------------------
+// Distributed algorithms (issue 30 item 4): the same five algorithms on the ranks of an
+// MPI machine (tessel/distributed.h; under mpirun -np P, or one rank without a launcher).
+//
+//   tessel::Machine m = tessel::Machine::world();
+//   auto g = tessel::graph::DistGraph::read("karate.mtx", m);   // collective
+//   auto levels = tessel::graph::bfs(g, 0).level;                // collective; whole on every rank
+//
+// Vertices are split into P contiguous blocks of ceil(n/P) (1-D row blocks; a rank past
+// the last vertex owns none). Each rank reads its byte range of the file and sends each
+// edge to the rank owning its row (out-edges) and, for the algorithms that need them, the
+// rank owning its column (in-edges: pull levels of bfs, pagerank) and both (the undirected
+// graph of cc and tc). A rank keeps its rows as a CSR over global vertex ids (the rows of
+// other ranks empty), so each iteration runs the compiled semiring kernels of the
+// single-node algorithms on its rows; the vectors are then exchanged (frontiers and their
+// candidates sparse, by all-to-all and all-gather; pagerank's and cc's vectors dense).
+// Results are the single-node ones: bfs levels and parents, sssp distances, cc labels and
+// tc counts exactly; pagerank to rounding (its sums are added in another order). Every
+// rank returns the whole result.
+//
+// Every call on a DistGraph is collective: every rank calls it with the same arguments.
+// Its tessel::Errors are thrown on every rank alike (a bad file, a non-square matrix, a
+// bad source vertex, a negative cycle; and a failure of one rank alone, such as its
+// memory limit in a kernel, after the ranks agree on it), so ranks can exit together;
+// only std::bad_alloc and MPI's own failures may come from one rank alone.
+
+/// A graph whose vertices are distributed over the ranks in row blocks: each rank holds
+/// the edges of its rows (and, built on first use, of its columns and of the undirected
+/// graph). A handle: copies share the matrices. Not safe to use from several threads.
+class DistGraph {
+ public:
+  /// Collective: read a Matrix Market file in parallel (readTensorFilePart, as
+  /// Graph::read reads it: symmetric files in both directions, pattern weights 1) on the
+  /// ranks of `machine` (its grid's size; DistributionError unless that many run).
+  /// Throws FileError, DimensionError on every rank.
+  static DistGraph read(const std::string& path, const Machine& machine);
+  /// Collective: from each rank's share of the edges (0-based coordinates of a square
+  /// matrix of the same dims on every rank; any rank may hold any edge).
+  static DistGraph fromParts(const CooData& share, const Machine& machine);
+
+  int64_t vertices() const;
+  /// Directed edges stored over all ranks (duplicates merged, self-loops included).
+  int64_t edges() const;
+  /// This rank's vertices: [firstVertex(), endVertex()).
+  int64_t firstVertex() const;
+  int64_t endVertex() const;
+
+  struct Impl;
+  const Impl& impl() const { return *impl_; }
+
+ private:
+  std::shared_ptr<Impl> impl_;
+};
+
+/// Collective: bfs of a distributed graph. Levels and parents equal the single-node
+/// bfs's (the same direction-optimizing choices: push levels by the min_first SpMSpV on
+/// each rank's rows, candidates sent to their owners; pull levels on each rank's in-edges).
+BfsResult bfs(const DistGraph& g, int64_t source, const Options& options = {});
+/// Collective: Bellman-Ford over min_plus on each rank's rows, improved distances sent to
+/// their owners; NegativeCycleError on every rank as on one node.
+SsspResult sssp(const DistGraph& g, int64_t source, const Options& options = {});
+/// Collective: pagerank with pagerank()'s definition and convergence test; each rank
+/// runs the plus_second SpMV on the in-edges of its vertices, then the ranks all-gather x.
+PageRankResult pagerank(const DistGraph& g, const Options& options = {}, double damping = 0.85,
+                        double tolerance = 1e-9, int maxIterations = 1000);
+/// Collective: FastSV as connectedComponents(): the min_second SpMV on each rank's rows
+/// of the undirected graph, the hooking proposals combined by an element-wise minimum
+/// over ranks (every rank keeps the whole parent vector). Labels: smallest vertex ids.
+ComponentsResult connectedComponents(const DistGraph& g, const Options& options = {});
+/// Collective: triangleCount()'s plus_pair kernel on each rank's rows of L (after the same
+/// degree ordering), with the rows of L its rows reference fetched from their owners (not
+/// the whole graph); the counts are summed over ranks.
+int64_t triangleCount(const DistGraph& g, const Options& options = {});
 
 }  // namespace tessel::graph

@@ -195,10 +195,10 @@ void setSparseCount(TensorBase& v, int64_t count) {
   raw.vals_size = count;
 }
 
-void checkVertex(const Graph& g, int64_t v, const char* what) {
-  if (v < 0 || v >= g.vertices())
+void checkVertex(int64_t n, int64_t v, const char* what) {
+  if (v < 0 || v >= n)
     throw UserError(std::string(what) + " vertex " + std::to_string(v) + " is out of range: the graph has " +
-                    std::to_string(g.vertices()) + " vertices (0 to " + std::to_string(g.vertices() - 1) + ")");
+                    std::to_string(n) + " vertices (0 to " + std::to_string(n - 1) + ")");
 }
 
 void checkThreads(const Options& o) {

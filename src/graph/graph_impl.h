@@ -51,7 +51,8 @@ TensorBase sparseVector(const std::string& name, Datatype type, int64_t n);
 void setSparseCount(TensorBase& v, int64_t count);
 
 /// Throws UserError naming `what` unless 0 <= v < n.
-void checkVertex(const Graph& g, int64_t v, const char* what);
+void checkVertex(int64_t n, int64_t v, const char* what);
+inline void checkVertex(const Graph& g, int64_t v, const char* what) { checkVertex(g.vertices(), v, what); }
 /// Threads worth using for `work` units (vertices or edges): one per o.grain units, at
 /// least 1, at most o.threads.
 inline int threadsFor(int64_t work, const Options& o) {

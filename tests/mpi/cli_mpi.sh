@@ -8,7 +8,10 @@
 # MTTKRP, inner product, GEMV, sums, threads with --check), output (-o written once by
 # rank 0 and equal to a one-rank run's, what rank 0 alone prints), badinput (one
 # "tessel:" line, exit 2 on every rank, no hang), rankfail (one rank alone fails: before
-# the run, during it, gathering on rank 0: one line, exit code, no output file, < 10 s).
+# the run, during it, gathering on rank 0: one line, exit code, no output file, < 10 s),
+# graph (`tessel graph -m N` at 1-4 and 6 ranks equal to one node's results on a
+# hand-checked graph, R-MAT and karate; a negative cycle, a bad source, a bad -m: one
+# line, exit 2 on every rank, no output file).
 # Every mpiexec runs under `timeout 60`. Exit 0 when every check holds, 1 otherwise.
 set -u
 
@@ -16,6 +19,9 @@ GROUP=$1
 TESSEL=$2
 shift 2
 MPIEXEC=("$@")
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)  # before the cd below
+DATA="$HERE/../../../shared/data/matrices"  # the shared matrices, when present
 
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/tessel-cli-mpi-XXXXXX")
 trap 'rm -rf "$WORK"' EXIT
@@ -423,6 +429,103 @@ sparse)
     -f A:ds -s "divide(i,io,ii,3),distribute(io),communicate({A,B,C},io)" -i B:S.mtx -g C:uniform:7,6,2 -o A:gemm.mtx
   expect_bad sparse-output-not-owner 2 "sparse output A: rank" run "A(i,j) = B(i,j)" -m 2 -d 'A:xy->x' -f A:ds \
     -s "divide(j,jo,ji,2),reorder(jo,i,ji),distribute(jo),communicate({A,B},jo)" -i B:S.mtx
+  ;;
+graph)
+  # same_as_one NAME NP ALGO FILE [ARGS...]: `tessel graph -m NP` (under NP ranks) prints
+  # or writes what one node does: -o files byte for byte, pagerank to 1e-12 relative.
+  same_as_one() {
+    CASE=$1
+    local np=$2 algo=$3 file=$4
+    shift 4
+    rm -f one.tns many.tns
+    local o1=() o2=()
+    if [ "$algo" != tc ]; then o1=(-o one.tns); o2=(-o many.tns); fi
+    if ! "$TESSEL" graph "$algo" "$file" "$@" "${o1[@]}" >one.txt 2>err.txt; then
+      fail "the one-node run failed"
+      return
+    fi
+    mrun "$np" graph "$algo" "$file" "$@" -m "$np" "${o2[@]}"
+    if [ "$rc" != 0 ]; then
+      fail "exit $rc, expected 0"
+    elif [ "$algo" = tc ] && ! cmp -s one.txt out.txt; then
+      fail "tc printed '$(cat out.txt)', one node '$(cat one.txt)'"
+    elif [ "$algo" = pagerank ] && ! awk 'NR == FNR { r[$1] = $2; n++; next }
+        { m++; d = $2 - r[$1]; if (d < 0) d = -d; if (!($1 in r) || d > 1e-12 * r[$1]) bad = 1 }
+        END { exit bad || n != m }' one.tns many.tns; then
+      fail "pagerank differs from one node's by more than 1e-12 relative"
+    elif [ "$algo" != tc ] && [ "$algo" != pagerank ] && ! cmp -s one.tns many.tns; then
+      fail "$algo -o differs from one node's: $(diff one.tns many.tns | head -5 | tr '\n' ' ')"
+    else
+      pass
+    fi
+  }
+  # A hand-checked graph: 1 -> 2 (4), 1 -> 3 (1), 3 -> 2 (-2), 2 -> 4 (1), 5 -> 1 (1).
+  printf '%%%%MatrixMarket matrix coordinate real general\n5 5 5\n1 2 4\n1 3 1\n3 2 -2\n2 4 1\n5 1 1\n' >small.mtx
+  for np in 1 3; do
+    CASE=hand-bfs-np$np
+    rm -f levels.tns
+    mrun "$np" graph bfs small.mtx --source 1 -m "$np" -o levels.tns
+    if [ "$rc" = 0 ] && [ "$(grep -v '^#' levels.tns)" = "$(printf '1 0\n2 1\n3 1\n4 2')" ]; then pass; else
+      fail "exit $rc, levels: $(cat levels.tns 2>/dev/null | tr '\n' ' ')"; fi
+    CASE=hand-sssp-np$np
+    mrun "$np" graph sssp small.mtx --source 1 -m "$np"
+    if [ "$rc" = 0 ] && [ "$(cat out.txt)" = "$(printf '1 0\n2 -1\n3 1\n4 0')" ]; then pass; else
+      fail "exit $rc, distances: $(tr '\n' ' ' <out.txt)"; fi
+  done
+  "$TESSEL" generate rmat:9,8 -o rmat.mtx --seed 3 >/dev/null 2>&1 || echo "cli_mpi.sh: generate rmat failed"
+  # The undirected view of small.mtx plus an isolated vertex and a triangle.
+  printf '%%%%MatrixMarket matrix coordinate pattern symmetric\n8 8 6\n2 1\n3 1\n3 2\n4 2\n5 1\n8 7\n' >sym.mtx
+  # About 0.4 s per mpiexec: R-MAT and karate at 2-4 ranks, the small graph at 1 and 6.
+  for np in 1 2 3 4 6; do
+    for algo in bfs bfs-parents sssp pagerank cc tc; do
+      src=()
+      case $algo in bfs | bfs-parents | sssp) src=(--source 2) ;; esac
+      case $np in
+      1 | 6) same_as_one "sym-$algo-np$np" "$np" "$algo" sym.mtx "${src[@]}" ;;
+      *)
+        same_as_one "rmat-$algo-np$np" "$np" "$algo" rmat.mtx "${src[@]}"
+        if [ -f "$DATA/karate.mtx" ]; then same_as_one "karate-$algo-np$np" "$np" "$algo" "$DATA/karate.mtx" "${src[@]}"; fi
+        ;;
+      esac
+    done
+  done
+  [ -f "$DATA/karate.mtx" ] || echo "cli_mpi.sh graph: $DATA/karate.mtx absent: karate checks skipped"
+  # More ranks than vertices: a single vertex on 3 ranks.
+  printf '%%%%MatrixMarket matrix coordinate real general\n1 1 0\n' >one.mtx
+  same_as_one one-vertex-bfs 3 bfs one.mtx
+  same_as_one one-vertex-pagerank 3 pagerank one.mtx
+  # Errors: one line, exit 2 on every rank, no output file.
+  printf '%%%%MatrixMarket matrix coordinate real general\n4 4 4\n1 2 1\n2 3 -3\n3 2 1\n3 4 1\n' >cycle.mtx
+  rm -f d.tns
+  expect_bad negative-cycle 3 "negative-weight cycle is reachable from source vertex" \
+    graph sssp cycle.mtx --source 1 -m 3 -o d.tns
+  CASE=negative-cycle-no-file
+  if [ -e d.tns ]; then fail "an output file was written"; else pass; fi
+  expect_bad bad-source 2 "source vertex 9 is out of range" graph bfs small.mtx --source 9 -m 2 -o d.tns
+  expect_bad machine-mismatch 2 "start with mpirun -np 3" graph bfs small.mtx -m 3 -o d.tns
+  expect_bad machine-grid 4 "give a rank count" graph cc small.mtx -m 2x2
+  expect_bad bc-one-node 2 "bc runs on one node" graph bc small.mtx --source 1 -m 2 -o d.tns
+  printf '%%%%MatrixMarket matrix coordinate real general\n3 3 3\n1 2 1\n2 3 1\n3 9 1\n' >bad.mtx
+  expect_bad bad-line-last-rank 3 "bad.mtx:5" graph bfs bad.mtx -m 3 -o d.tns
+  CASE=errors-no-file
+  if [ -e d.tns ]; then fail "an output file was written"; else pass; fi
+  # Rank 1 alone is short of memory for its part of the file: every rank ends at once.
+  CASE=one-rank-memory-limit
+  "$TESSEL" generate rmat:12,8 -o r12.mtx >/dev/null 2>&1
+  FAILRANK=1 FAILMEM=200K mrun_wrapped 3 \
+    'if [ "'"$RANK_OF"'" = "$FAILRANK" ]; then export TESSEL_MAX_MEMORY=$FAILMEM; fi; exec "$0" "$@"' \
+    graph bfs r12.mtx -m 3 -o d.tns
+  if [ "$rc" != 2 ]; then
+    fail "exit $rc, expected 2"
+  elif [ "$(tessel_lines)" != 1 ] || ! grep -q '^tessel: error: .*memory limit' err.txt; then
+    fail "expected one line 'tessel: error: ... memory limit ...'"
+  elif [ -e d.tns ]; then
+    fail "an output file was written"
+  elif awk -v s="$secs" 'BEGIN { exit !(s >= 10) }'; then
+    fail "took ${secs}s, more than 10"
+  else
+    pass
+  fi
   ;;
 *)
   echo "cli_mpi.sh: unknown group '$GROUP'"

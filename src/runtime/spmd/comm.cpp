@@ -157,6 +157,41 @@ void sumOver(std::vector<int64_t>& v) { reduceVector(v, MPI_SUM); }
 void maxOver(std::vector<int64_t>& v) { reduceVector(v, MPI_MAX); }
 void minOver(std::vector<int64_t>& v) { reduceVector(v, MPI_MIN); }
 
+std::vector<char> allGatherBytes(const std::vector<char>& mine) {
+  if (!started()) return mine;
+  const int p = size();
+  const std::vector<int64_t> counts = allGather(static_cast<int64_t>(mine.size()));
+  int64_t total = 0;
+  for (int64_t c : counts) total += c;
+  if (total >= kMaxPiece) {  // displacements are int: send every rank a copy instead
+    std::vector<std::vector<char>> in = allToAll(std::vector<std::vector<char>>(static_cast<size_t>(p), mine));
+    std::vector<char> all;
+    all.reserve(static_cast<size_t>(total));
+    for (const auto& part : in) all.insert(all.end(), part.begin(), part.end());
+    return all;
+  }
+  std::vector<int> recvCounts(static_cast<size_t>(p)), displs(static_cast<size_t>(p));
+  for (int q = 0, at = 0; q < p; q++) {
+    recvCounts[static_cast<size_t>(q)] = static_cast<int>(counts[static_cast<size_t>(q)]);
+    displs[static_cast<size_t>(q)] = at;
+    at += recvCounts[static_cast<size_t>(q)];
+  }
+  std::vector<char> all(static_cast<size_t>(total));
+  check(MPI_Allgatherv(mine.data(), static_cast<int>(mine.size()), MPI_BYTE, all.data(), recvCounts.data(),
+                       displs.data(), MPI_BYTE, MPI_COMM_WORLD),
+        "MPI_Allgatherv");
+  return all;
+}
+
+double sumInRankOrder(double v) {
+  if (!started()) return v;
+  std::vector<double> all(static_cast<size_t>(size()));
+  check(MPI_Allgather(&v, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, MPI_COMM_WORLD), "MPI_Allgather");
+  double sum = 0;
+  for (double x : all) sum += x;
+  return sum;
+}
+
 std::string broadcast(int root, const std::string& text) {
   if (!started()) return text;
   long long n = static_cast<long long>(text.size());
@@ -344,6 +379,8 @@ void sumOver(std::vector<int64_t>&) {}
 void maxOver(std::vector<int64_t>&) {}
 void minOver(std::vector<int64_t>&) {}
 std::string broadcast(int, const std::string& text) { return text; }
+std::vector<char> allGatherBytes(const std::vector<char>& mine) { return mine; }
+double sumInRankOrder(double v) { return v; }
 std::vector<std::vector<char>> allToAll(const std::vector<std::vector<char>>& out) { return out; }
 void nodeLeaderFirst(const std::string&, void (*fn)(void*), void* arg) { fn(arg); }
 void abortAll(int code, const std::string& message) {

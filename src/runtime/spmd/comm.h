@@ -41,6 +41,11 @@ std::vector<int64_t> allGather(int64_t v);
 void sumOver(std::vector<int64_t>& v);
 void maxOver(std::vector<int64_t>& v);
 void minOver(std::vector<int64_t>& v);
+/// Collective: every rank's bytes concatenated in rank order, on every rank (any size:
+/// past MPI's int counts it goes through allToAll).
+std::vector<char> allGatherBytes(const std::vector<char>& mine);
+/// Collective: the sum over ranks of `v`, added in rank order (the same bits on every rank).
+double sumInRankOrder(double v);
 /// Collective: `root`'s text on every rank.
 std::string broadcast(int root, const std::string& text);
 /// Collective: rank q's `out[r]` lands in rank r's `in[q]` (bytes; any size: sent in
