@@ -354,6 +354,35 @@ TEST(LoopFuse, AutomaticChoice) {
   }
 }
 
+TEST(LoopFuse, AutomaticChoiceCountsBusyRows) {
+  // <SpMM, GEMM>: the fused nest zeroes its row and runs the consumer (K x L multiplies)
+  // only for rows of B with entries; the separate consumer runs every row of the dense T.
+  // With B's entries in one row of ten the cost model fuses; with as many entries in every
+  // row (each row's consumer paid either way) separate kernels win the fused overhead.
+  std::mt19937_64 rng(11);
+  for (bool sparseRows : {true, false}) {
+    CooData b;
+    b.dims = {400, 400};
+    for (int64_t i = 0; i < 400; i++) {
+      if (sparseRows && i % 10 != 0) continue;
+      for (int64_t j = 0; j < 400; j += sparseRows ? 4 : 10) b.add({i, j}, static_cast<double>(rng() % 7) - 3);
+    }
+    std::map<std::string, TensorBase> t = {{"B", makeTensor("B", b, fmt("ds"))},
+                                           {"C", makeTensor("C", randomCoo({400, 32}, 1, rng), fmt("dd"))},
+                                           {"D", makeTensor("D", randomCoo({32, 32}, 1, rng), fmt("dd"))},
+                                           {"A", TensorBase("A", Datatype::Float64, {400, 32}, fmt("dd"))}};
+    Assignment a = parseAssignment("A(i,l) = B(i,j) * C(j,k) * D(k,l)", t);
+    for (int threads : {1, 2}) {
+      ScheduleChoice c = defaultSchedule(a, threads);
+      SCOPED_TRACE(std::string(sparseRows ? "one row in ten" : "every row") + ", " + std::to_string(threads) + " threads");
+      EXPECT_EQ(c.schedule.str().substr(0, 11), sparseRows ? "loopfuse(i)" : "precompute(") << c.reason;
+      Kernel::compile(a, c.schedule)->run(a, threads);
+      std::string why;
+      EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+    }
+  }
+}
+
 TEST(LoopFuse, AutomaticChoiceFusesTwice) {
   // <SDDMM, SpMM, GEMM>: separate kernels would materialize the SpMM's dense T(i,l) from a
   // perfect nest of four factors; fusing at i, then at j, costs nnz x (K + L) + m x L x M.
