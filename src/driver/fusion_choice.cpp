@@ -15,8 +15,9 @@
 // separate T its traffic: each entry written and read back (a dense T's dearer), dearer
 // beyond the last-level cache; a fused nest's multiplies a little dearer than a separate
 // kernel's. It picks the cheapest plan that lowers, when that does at most 80% of the
-// perfect nest's work. Then, for threads > 1, the outermost loop runs in parallel (rows
-// in blocks), else the parallel default of defaultParallelSchedule.
+// perfect nest's work. Then, for threads > 1, its outermost loop runs in parallel (rows
+// in blocks) unless its work is below kParallelWork. Without a plan: the parallel
+// default of defaultParallelSchedule.
 #include <unistd.h>
 
 #include <algorithm>
@@ -72,6 +73,12 @@ constexpr double kBeyondCache = 4.0;
 /// about 10-20 us on the VM (the separate <MTTKRP, GEMM> chosen on kg-nations, 20 us in
 /// all, ran 1.5x the fused nest).
 constexpr double kSeparateCall = 5e4;
+
+/// Below this estimate (about a millisecond at one thread) a kernel runs on one thread:
+/// a parallel region's start and join cost 10-20 us on the VM unloaded, and a thread
+/// that waits for a busy core costs a scheduler slice (a 2-thread <MTTKRP, GEMM> of
+/// 2000 entries ran 12 ms in parallel against 0.015 ms on one thread, the VM shared).
+constexpr double kParallelWork = 1e6;
 
 bool has(const std::vector<IndexVar>& vs, const IndexVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
 
@@ -317,7 +324,9 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
                  number(all[o].cost);
           break;
         }
-      if (threads > 1) {
+      if (threads > 1 && plan.cost < kParallelWork) {
+        why += "; one thread (too little work to share)";
+      } else if (threads > 1) {
         Schedule par = s;
         par.parallelize(p->order[0], CPUThread, NoRaces);
         if (plan.separate.empty() ? driver::lowers(a, par) : driver::lowersStaged(a, par)) {
