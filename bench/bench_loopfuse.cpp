@@ -141,9 +141,9 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
                      : text.rfind("loopfuse", 0) == 0       ? "fused"
                      : text.rfind("precompute(", 0) == 0 ? "separate"
                                                             : "other";
-  std::printf("| %s | %s | %.3f | %.3f | %s | %.2fx | %s | %s, %.2fx the best |%s\n", f.name.c_str(), input.c_str(),
-              fused, sep, perfect ? (std::to_string(pf).substr(0, 8)).c_str() : "-", sep / fused,
-              perfect ? (std::to_string(pf / fused).substr(0, 5) + "x").c_str() : "-", pick.c_str(), au / best,
+  std::printf("| %s | %s | %.3f | %.3f | %s | %.2fx | %s | %s %.3f, %.2fx the best |%s\n", f.name.c_str(),
+              input.c_str(), fused, sep, perfect ? (std::to_string(pf).substr(0, 8)).c_str() : "-", sep / fused,
+              perfect ? (std::to_string(pf / fused).substr(0, 5) + "x").c_str() : "-", pick.c_str(), au, au / best,
               bad.c_str());
   std::fflush(stdout);
 }

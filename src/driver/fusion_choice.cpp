@@ -69,10 +69,11 @@ constexpr double kFusedOverhead = 1.25;
 constexpr double kTrafficSparse = 1.0;   ///< per entry of a T stored like a sparse factor
 constexpr double kTrafficDense = 20.0;   ///< per entry of a dense T
 constexpr double kBeyondCache = 4.0;
-/// A second kernel call, its temporary's allocation and its stage's parallel schedule:
-/// about 10-20 us on the VM (the separate <MTTKRP, GEMM> chosen on kg-nations, 20 us in
-/// all, ran 1.5x the fused nest).
-constexpr double kSeparateCall = 5e4;
+/// A second kernel call, its temporary's allocation and its stage's parallel schedule
+/// (a parallel region at any thread count): about 18 us on the VM, as many multiplies as
+/// a small fused nest does in that time (the separate <MTTKRP, GEMM> chosen on kg-nations
+/// ran 0.034 ms against the fused nest's 0.016 ms, whose estimate is 2.5e5).
+constexpr double kSeparateCall = 2.5e5;
 
 /// Below this estimate (about a millisecond at one thread) a kernel runs on one thread:
 /// a parallel region's start and join cost 10-20 us on the VM unloaded, and a thread
