@@ -359,18 +359,18 @@ TEST(LoopFuse, AutomaticChoice) {
 TEST(LoopFuse, AutomaticChoiceCountsBusyRows) {
   // <SpMM, GEMM>: the fused nest zeroes its row and runs the consumer (K x L multiplies)
   // only for rows of B with entries; the separate consumer runs every row of the dense T.
-  // With B's entries in one row of ten the cost model fuses; with as many entries in every
-  // row (each row's consumer paid either way) separate kernels beat the fused overhead.
+  // 40000 entries of B in one row of ten: the cost model fuses (counting every row's
+  // consumer it would not); the same number spread over every row: separate kernels.
   std::mt19937_64 rng(11);
   for (bool sparseRows : {true, false}) {
     CooData b;
-    b.dims = {400, 400};
+    b.dims = {400, 2000};
     for (int64_t i = 0; i < 400; i++) {
       if (sparseRows && i % 10 != 0) continue;
-      for (int64_t j = 0; j < 400; j += 4) b.add({i, j}, static_cast<double>(rng() % 7) - 3);
+      for (int64_t j = 0; j < 2000; j += sparseRows ? 2 : 20) b.add({i, j}, static_cast<double>(rng() % 7) - 3);
     }
     std::map<std::string, TensorBase> t = {{"B", makeTensor("B", b, fmt("ds"))},
-                                           {"C", makeTensor("C", randomCoo({400, 32}, 1, rng), fmt("dd"))},
+                                           {"C", makeTensor("C", randomCoo({2000, 32}, 1, rng), fmt("dd"))},
                                            {"D", makeTensor("D", randomCoo({32, 32}, 1, rng), fmt("dd"))},
                                            {"A", TensorBase("A", Datatype::Float64, {400, 32}, fmt("dd"))}};
     Assignment a = parseAssignment("A(i,l) = B(i,j) * C(j,k) * D(k,l)", t);
