@@ -8,7 +8,10 @@
 // the product of all loop extents, runs once per round (it takes seconds). Every output
 // is compared with the fused one.
 //
-//   bench_loopfuse [--threads N] [--rounds R] [--reps N] [--quick]
+//   bench_loopfuse [--threads N] [--rounds R] [--reps N] [--quick] [--only TEXT]
+//
+// --quick leaves out the generated inputs beyond the L3 (minutes to generate and run).
+// --only runs the rows whose kernel and input names contain each word of TEXT (to profile one).
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -17,6 +20,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -82,10 +86,17 @@ struct Family {
 
 /// Runs the three variants of `f` on the tensors `t` (inputs; outputs are made here,
 /// dense with `outDims`; the separate temporary T dense or in B's pattern), prints a row.
+std::string only;  // --only: words each row's kernel and input names must contain
+
 void runFamily(const Family& f, const std::string& input, std::map<std::string, TensorBase> t,
                const std::vector<int64_t>& outDims, const std::vector<int64_t>& tempDims, const Format& tempFormat,
                int threads, int rounds, int reps, bool perfect, std::vector<double>& vsPerfect,
                std::vector<double>& vsSeparate) {
+  {
+    std::istringstream words(only);
+    for (std::string w; words >> w;)
+      if ((f.name + " " + input).find(w) == std::string::npos) return;
+  }
   auto output = [&](const std::string& name) {
     return TensorBase(name, Datatype::Float64, outDims, DenseFormat(static_cast<int>(outDims.size())));
   };
@@ -130,9 +141,9 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
                      : text.rfind("loopfuse", 0) == 0       ? "fused"
                      : text.rfind("precompute(", 0) == 0 ? "separate"
                                                             : "other";
-  std::printf("| %s | %s | %.3f | %.3f | %s | %.2fx | %s | %s, %.2fx the best |%s\n", f.name.c_str(), input.c_str(),
-              fused, sep, perfect ? (std::to_string(pf).substr(0, 8)).c_str() : "-", sep / fused,
-              perfect ? (std::to_string(pf / fused).substr(0, 5) + "x").c_str() : "-", pick.c_str(), au / best,
+  std::printf("| %s | %s | %.3f | %.3f | %s | %.2fx | %s | %s %.3f, %.2fx the best |%s\n", f.name.c_str(),
+              input.c_str(), fused, sep, perfect ? (std::to_string(pf).substr(0, 8)).c_str() : "-", sep / fused,
+              perfect ? (std::to_string(pf / fused).substr(0, 5) + "x").c_str() : "-", pick.c_str(), au, au / best,
               bad.c_str());
   std::fflush(stdout);
 }
@@ -155,8 +166,9 @@ int main(int argc, char** argv) {
     else if (k + 1 < argc && o == "--threads") threads = std::atoi(argv[++k]);
     else if (k + 1 < argc && o == "--rounds") rounds = std::atoi(argv[++k]);
     else if (k + 1 < argc && o == "--reps") reps = std::atoi(argv[++k]);
+    else if (k + 1 < argc && o == "--only") only = argv[++k];
     else {
-      std::fprintf(stderr, "usage: bench_loopfuse [--threads N] [--rounds R] [--reps N] [--quick]\n");
+      std::fprintf(stderr, "usage: bench_loopfuse [--threads N] [--rounds R] [--reps N] [--quick] [--only TEXT]\n");
       return 2;
     }
   }
@@ -167,21 +179,25 @@ int main(int argc, char** argv) {
     if (std::filesystem::exists(p)) matrices.push_back({name, readTensorFile(p.string()).data});
     else std::printf("skipped %s: not present\n", p.c_str());
   }
-  // Generated: the separate kernels' temporary (nnz values, or n x 64 dense) is tens of MB.
-  const int64_t big = quick ? 20000 : 200000;
-  matrices.push_back({"uniform " + std::to_string(big) + " x 16", generateUniformMatrix(big, big, 16, 1)});
+  // Generated: one in the last-level cache's range (its dense operands, n x 64, are 10 MB
+  // each), and one whose separate temporary exceeds the 32 MB L3: 6M stored entries
+  // (SDDMM's T, values and coordinates: 72 MB) over 150000 rows (a dense n x 64 T: 77 MB).
+  matrices.push_back({"uniform 20000 x 16", generateUniformMatrix(20000, 20000, 16, 1)});
+  if (!quick) matrices.push_back({"uniform 150000 x 40", generateUniformMatrix(150000, 150000, 40, 2)});
   std::vector<std::pair<std::string, CooData>> tensors;
   for (const char* name : {"kg-nations", "kg-umls", "kg-kinship", "aminoacid"}) {
     std::filesystem::path p = data / "tensors" / (std::string(name) + ".tns");
     if (std::filesystem::exists(p)) tensors.push_back({name, readTensorFile(p.string()).data});
   }
+  // Generated: T (rows x 32) is 77 MB, beyond the L3.
+  if (!quick) tensors.push_back({"uniform 300000 x 2000 x 2000, 6M", generateUniformTensor({300000, 2000, 2000}, 6000000, 3)});
 
   std::printf("loop fusion, %d thread(s), medians of %d rounds x %d calls (perfect nest: 1 call per round), ms\n\n",
               threads, rounds, reps);
   std::printf("| kernel | input | fused | separate | perfect nest | separate / fused | perfect / fused | auto |\n"
               "|---|---|---:|---:|---:|---:|---:|---|\n");
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> ratios;
-  const int64_t K = 64, L = 64, J = quick ? 64 : 128;
+  const int64_t K = 64, L = 64, J = 64;
   const Family sddmm{"<SDDMM, SpMM>", "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)", "j",
                      "T(i,j) = B(i,j) * C(i,k) * D(j,k)", "A(i,l) = T(i,j) * E(j,l)", ""};
   const Family spmm{"<SpMM, GEMM>", "A(i,l) = B(i,j) * C(j,k) * D(k,l)", "i", "T(i,k) = B(i,j) * C(j,k)",

@@ -330,8 +330,10 @@ TEST(LoopFuse, AutomaticChoice) {
   EXPECT_EQ(c.schedule.str(), "loopfuse(j)");
   EXPECT_NE(c.reason.find("cost model"), std::string::npos) << c.reason;
   EXPECT_NE(c.reason.find("separate kernels'"), std::string::npos) << c.reason;
+  // Too little work for a second thread (a parallel region costs more than it saves).
   ScheduleChoice two = defaultSchedule(a, 2);
-  EXPECT_EQ(two.schedule.str(), "loopfuse(j),parallelize(i,cpu_thread,no_races)");
+  EXPECT_EQ(two.schedule.str(), "loopfuse(j)");
+  EXPECT_NE(two.reason.find("one thread (too little work to share)"), std::string::npos) << two.reason;
   Kernel::compile(a, two.schedule)->run(a, 2);
   std::string why;
   EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
@@ -351,6 +353,35 @@ TEST(LoopFuse, AutomaticChoice) {
     EXPECT_NE(sep.reason.find("the fused nest's"), std::string::npos) << sep.reason;
     Kernel::compile(b, sep.schedule)->run(b, threads);
     EXPECT_TRUE(tensorsClose(referenceEvaluate(b), big.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+  }
+}
+
+TEST(LoopFuse, AutomaticChoiceCountsBusyRows) {
+  // <SpMM, GEMM>: the fused nest zeroes its row and runs the consumer (K x L multiplies)
+  // only for rows of B with entries; the separate consumer runs every row of the dense T.
+  // 40000 entries of B in one row of ten: the cost model fuses (counting every row's
+  // consumer it would not); the same number spread over every row: separate kernels.
+  std::mt19937_64 rng(11);
+  for (bool sparseRows : {true, false}) {
+    CooData b;
+    b.dims = {400, 2000};
+    for (int64_t i = 0; i < 400; i++) {
+      if (sparseRows && i % 10 != 0) continue;
+      for (int64_t j = 0; j < 2000; j += sparseRows ? 2 : 20) b.add({i, j}, static_cast<double>(rng() % 7) - 3);
+    }
+    std::map<std::string, TensorBase> t = {{"B", makeTensor("B", b, fmt("ds"))},
+                                           {"C", makeTensor("C", randomCoo({2000, 32}, 1, rng), fmt("dd"))},
+                                           {"D", makeTensor("D", randomCoo({32, 32}, 1, rng), fmt("dd"))},
+                                           {"A", TensorBase("A", Datatype::Float64, {400, 32}, fmt("dd"))}};
+    Assignment a = parseAssignment("A(i,l) = B(i,j) * C(j,k) * D(k,l)", t);
+    for (int threads : {1, 2}) {
+      ScheduleChoice c = defaultSchedule(a, threads);
+      SCOPED_TRACE(std::string(sparseRows ? "one row in ten" : "every row") + ", " + std::to_string(threads) + " threads");
+      EXPECT_EQ(c.schedule.str().substr(0, 11), sparseRows ? "loopfuse(i)" : "precompute(") << c.reason;
+      Kernel::compile(a, c.schedule)->run(a, threads);
+      std::string why;
+      EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+    }
   }
 }
 

@@ -10,12 +10,14 @@
 //    pattern) by one kernel, then the consumer kernel reads it.
 // The cost model counts multiplies (innermost iterations times the factors multiplied
 // there; a loop over a sparse level runs its average fiber length, read from the bound
-// tensor; a dense loop its extent), a fused temporary its length to zero, and the
+// tensor; a dense loop its extent; a fused nest's temporary and consumer only where the
+// producer's sparse fiber has entries), a fused temporary its length to zero, and the
 // separate T its traffic: each entry written and read back (a dense T's dearer), dearer
 // beyond the last-level cache; a fused nest's multiplies a little dearer than a separate
 // kernel's. It picks the cheapest plan that lowers, when that does at most 80% of the
-// perfect nest's work. Then, for threads > 1, the outermost loop runs in parallel (rows
-// in blocks), else the parallel default of defaultParallelSchedule.
+// perfect nest's work. Then, for threads > 1, its outermost loop runs in parallel (rows
+// in blocks) unless its work is below kParallelWork. Without a plan: the parallel
+// default of defaultParallelSchedule.
 #include <unistd.h>
 
 #include <algorithm>
@@ -56,20 +58,28 @@ struct Plan {
 };
 
 // Calibration, from bench_loopfuse at 1 thread on a 2-core AMD EPYC (Zen 4) VM, noisy: a
-// separate kernel's multiplies run about 10% faster than a fused nest's (the separate
-// SpMM gets unroll-and-jam over rows; the fused consumer runs once per producer
-// iteration), so <SDDMM, SpMM>, whose T is stored like B, ran separate 0.68-1.05x the
-// fused time. A dense T costs far more per entry than its two accesses (zeroed, stored
+// separate kernel's multiplies run about 20-25% faster than a fused nest's, for the same
+// inner loops (compared in one process, fused 0.75-0.9x on <SpMM, GEMM> and 0.55-0.9x
+// on <SDDMM, SpMM>, whose fused nest gathers D's and E's rows together where separate
+// kernels gather one at a time), so <SDDMM, SpMM>, whose T is stored like B, ran
+// separate at 0.8-1.0x the fused time. A dense T costs far more per entry than its two accesses (zeroed, stored
 // and read back whole): <SpMM, GEMM>'s separate kernels ran 0.9-1.8x the fused nest's
 // time, about 20 multiplies per entry of T. Beyond the last-level cache, 4x that.
-constexpr double kFusedOverhead = 1.1;
+constexpr double kFusedOverhead = 1.25;
 constexpr double kTrafficSparse = 1.0;   ///< per entry of a T stored like a sparse factor
 constexpr double kTrafficDense = 20.0;   ///< per entry of a dense T
 constexpr double kBeyondCache = 4.0;
-/// A second kernel call, its temporary's allocation and its stage's parallel schedule:
-/// about 10-20 us on the VM (the separate <MTTKRP, GEMM> chosen on kg-nations, 20 us in
-/// all, ran 1.5x the fused nest).
-constexpr double kSeparateCall = 5e4;
+/// A second kernel call, its temporary's allocation and its stage's parallel schedule
+/// (a parallel region at any thread count): about 18 us on the VM, as many multiplies as
+/// a small fused nest does in that time (the separate <MTTKRP, GEMM> chosen on kg-nations
+/// ran 0.034 ms against the fused nest's 0.016 ms, whose estimate is 2.5e5).
+constexpr double kSeparateCall = 2.5e5;
+
+/// Below this estimate (about a millisecond at one thread) a kernel runs on one thread:
+/// a parallel region's start and join cost 10-20 us on the VM unloaded, and a thread
+/// that waits for a busy core costs a scheduler slice (a 2-thread <MTTKRP, GEMM> of
+/// 2000 entries ran 12 ms in parallel against 0.015 ms on one thread, the VM shared).
+constexpr double kParallelWork = 1e6;
 
 bool has(const std::vector<IndexVar>& vs, const IndexVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
 
@@ -111,6 +121,29 @@ class CostModel {
     return std::max(trip, 1.0);
   }
 
+  /// The share of the iterations of the loop over `at` in which a fused nest split there
+  /// does any work below it: where a sparse level of a producer factor, under `at`'s
+  /// level, over a variable the producer sums, stores nothing, the producer's loops are
+  /// empty and the nest skips the temporary and the consumer (the plain nest runs there,
+  /// over no entries). 1 where no such level is bound.
+  double busyShare(const std::vector<Factor>& producer, const IndexVar& at, const std::vector<IndexVar>& tvars) const {
+    double busy = 1;
+    for (const Factor& f : producer) {
+      if (f.input < 0) continue;
+      const lower::AccessInfo& in = p_.inputs[static_cast<size_t>(f.input)];
+      const Format& fmt = p_.args[static_cast<size_t>(in.arg)].format;
+      for (size_t k = 1; k < in.levelVars.size(); k++) {
+        if (!(in.levelVars[k - 1] == at) || has(tvars, in.levelVars[k]) || levelFormat(fmt, static_cast<int>(k)).full())
+          continue;
+        const std::vector<int64_t> pos = boundLevelPositions(*in.node);
+        const int64_t nonempty = boundNonemptySegments(*in.node, static_cast<int>(k));
+        if (pos.size() <= k || nonempty < 0 || pos[k - 1] <= 0) continue;
+        busy = std::min(busy, static_cast<double>(nonempty) / static_cast<double>(pos[k - 1]));
+      }
+    }
+    return busy;
+  }
+
   /// `lhs = product of fs` over the loops `chain` (outer first): the perfect nest, then
   /// each fusion (recursively, `left` fusions at most).
   std::vector<Plan> plans(const std::vector<Factor>& fs, const std::vector<IndexVar>& lhs,
@@ -136,10 +169,13 @@ class CostModel {
       double shared = 1, temp = 1;
       for (size_t e = 0; e <= d; e++) shared *= trip(chain[e], fs);
       for (const IndexVar& v : tvars) temp *= static_cast<double>(extentOf(a_, v));
+      const double busy = busyShare(producer, chain[d], tvars);
       for (const Plan& pp : plans(producer, tvars, pchain, left - 1))
         for (const Plan& cp : plans(consumer, lhs, cchain, left - 1 - static_cast<int>(pp.fusions.size()))) {
           Plan f;
-          f.cost = shared * (kFusedOverhead * (pp.cost + cp.cost) + temp);
+          // The producer's trips are averages over all iterations at chain[d] (empty ones
+          // too); the temporary's zeroing and the consumer run only in the busy ones.
+          f.cost = shared * (kFusedOverhead * (pp.cost + busy * cp.cost) + busy * temp);
           f.fusions = {chain[d]};
           f.fusions.insert(f.fusions.end(), pp.fusions.begin(), pp.fusions.end());
           f.fusions.insert(f.fusions.end(), cp.fusions.begin(), cp.fusions.end());
@@ -289,7 +325,9 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
                  number(all[o].cost);
           break;
         }
-      if (threads > 1) {
+      if (threads > 1 && plan.cost < kParallelWork) {
+        why += "; one thread (too little work to share)";
+      } else if (threads > 1) {
         Schedule par = s;
         par.parallelize(p->order[0], CPUThread, NoRaces);
         if (plan.separate.empty() ? driver::lowers(a, par) : driver::lowersStaged(a, par)) {

@@ -41,6 +41,19 @@ std::vector<int64_t> boundLevelPositions(const ExprNode& access) {
   return out;
 }
 
+int64_t boundNonemptySegments(const ExprNode& access, int k) {
+  if (access.kind != ExprKind::Access || !access.binding) return -1;
+  const TensorBase t(access.binding);
+  const tessel_tensor_t& r = t.raw();
+  if (k < 0 || k >= t.format().order() || !r.pos[k] || r.pos_size[k] < 1) return -1;
+  const bool narrow = t.format().posWidth() == IndexWidth::W32;
+  int64_t n = 0;
+  for (int64_t p = 0; p + 1 < r.pos_size[k]; p++)
+    n += narrow ? static_cast<const int32_t*>(r.pos[k])[p + 1] > static_cast<const int32_t*>(r.pos[k])[p]
+                : static_cast<const int64_t*>(r.pos[k])[p + 1] > static_cast<const int64_t*>(r.pos[k])[p];
+  return n;
+}
+
 int64_t boundStoredCount(const ExprNode& access) {
   if (access.kind != ExprKind::Access || !access.binding) return -1;
   const TensorBase t(access.binding);

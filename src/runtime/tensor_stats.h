@@ -20,6 +20,11 @@ double boundRowSkew(const ExprNode& access);
 /// empty for an access without storage.
 std::vector<int64_t> boundLevelPositions(const ExprNode& access);
 
+/// Segments of compressed level k of the tensor bound to `access` (one per position of
+/// level k - 1) that hold at least one entry; -1 for a level without pos or an access
+/// without storage.
+int64_t boundNonemptySegments(const ExprNode& access, int k);
+
 /// Entries stored by the tensor bound to `access` (every slot of a dense level counts);
 /// -1 for an access without storage (a bare TensorVar).
 int64_t boundStoredCount(const ExprNode& access);
