@@ -6,7 +6,6 @@
 // t = Lmine(i,j) * Lmine(i,k) * Lnear(j,k), Lnear holding its rows and the fetched ones.
 // The counts are summed over ranks: each triangle is counted once, at its i.
 #include <algorithm>
-#include <numeric>
 
 #include "graph/dist_graph_impl.h"
 #include "tessel/kernel.h"
@@ -37,11 +36,8 @@ int64_t triangleCount(const DistGraph& dg, const Options& options) {
   const int64_t n = g.n;
   std::vector<int64_t> myDegrees;
   for (int64_t v = g.lo; v < g.hi; v++) myDegrees.push_back(s.degree(v));
-  const std::vector<int64_t> degree = allGatherOverRanks(myDegrees);
-  std::vector<int64_t> order(n), rank(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t u, int64_t v) { return degree[u] > degree[v]; });
-  for (int64_t k = 0; k < n; k++) rank[order[k]] = k;
+  const DegreeOrder d = byDecreasingDegree(allGatherOverRanks(myDegrees));
+  const std::vector<int64_t>&order = d.order, &rank = d.rank;
 
   // This rank's rows of L: row rank[v] holds the renamed neighbours of v renamed before it.
   std::vector<std::pair<int64_t, std::vector<int32_t>>> mine;

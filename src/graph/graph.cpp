@@ -195,6 +195,15 @@ void setSparseCount(TensorBase& v, int64_t count) {
   raw.vals_size = count;
 }
 
+DegreeOrder byDecreasingDegree(const std::vector<int64_t>& degree) {
+  const int64_t n = static_cast<int64_t>(degree.size());
+  DegreeOrder d{std::vector<int64_t>(n), std::vector<int64_t>(n)};
+  std::iota(d.order.begin(), d.order.end(), 0);
+  std::stable_sort(d.order.begin(), d.order.end(), [&](int64_t u, int64_t v) { return degree[u] > degree[v]; });
+  for (int64_t k = 0; k < n; k++) d.rank[d.order[k]] = k;
+  return d;
+}
+
 void checkVertex(int64_t n, int64_t v, const char* what) {
   if (v < 0 || v >= n)
     throw UserError(std::string(what) + " vertex " + std::to_string(v) + " is out of range: the graph has " +

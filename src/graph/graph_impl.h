@@ -50,6 +50,13 @@ TensorBase denseVector(const std::string& name, Datatype type, int64_t n);
 TensorBase sparseVector(const std::string& name, Datatype type, int64_t n);
 void setSparseCount(TensorBase& v, int64_t count);
 
+/// Vertices renamed by decreasing degree, ties in vertex order: order[c] is the vertex
+/// renamed c and rank[v] is v's new name (tc's ordering, on one node and distributed).
+struct DegreeOrder {
+  std::vector<int64_t> order, rank;
+};
+DegreeOrder byDecreasingDegree(const std::vector<int64_t>& degree);
+
 /// Throws UserError naming `what` unless 0 <= v < n.
 void checkVertex(int64_t n, int64_t v, const char* what);
 inline void checkVertex(const Graph& g, int64_t v, const char* what) { checkVertex(g.vertices(), v, what); }

@@ -8,7 +8,6 @@
 // (split + parallelize: tessel_next_block), not OpenMP's guided chunks, whose first and
 // largest block would hold almost everything.
 #include <algorithm>
-#include <numeric>
 
 #include "graph/graph_impl.h"
 #include "tessel/kernel.h"
@@ -47,12 +46,11 @@ int64_t triangleCount(const Graph& g, const Options& options) {
   checkThreads(options);
   const Csr& s = g.impl().sym();
   const int64_t n = s.n;
-  std::vector<int64_t> order(n), rank(n);
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int64_t u, int64_t v) { return s.degree(u) > s.degree(v); });
-  for (int64_t k = 0; k < n; k++) rank[order[k]] = k;
+  std::vector<int64_t> degree(n);
+  for (int64_t v = 0; v < n; v++) degree[v] = s.degree(v);
+  const DegreeOrder d = byDecreasingDegree(degree);
 
-  TensorBase L = csrTensor("L", lowerTriangle(s, order, rank), Datatype::Bool, false);
+  TensorBase L = csrTensor("L", lowerTriangle(s, d.order, d.rank), Datatype::Bool, false);
   Tensor<int64_t> t("t", {});
   IndexVar i("i"), j("j"), k("k");
   t() = L(i, j) * L(i, k) * L(j, k);
