@@ -12,7 +12,7 @@
 // pass at 1 and 2 threads.
 //
 //   bench_kernels [--quick] [--kernels spmv,spmm,...] [--threads 1,2] [--peers eigen,graphblas,petsc,hand]
-//                 [--passes N] [-o CSV] [--md TABLE.md] [--svg CHART.svg]
+//                 [--passes N] [--seconds S] [-o CSV] [--md TABLE.md] [--svg CHART.svg]
 //
 // --quick: much smaller inputs (seconds; a smoke test) in one pass, CSV to
 // bench/results/kernels_quick.csv unless -o is given. Without --quick the run takes about
@@ -283,9 +283,11 @@ struct Timed {
 /// round robin, because this shared VM's noise comes in bursts of tens of milliseconds.
 /// 101 runs of a 25 us SpMV spanned about 10 ms of a round robin, so one burst could
 /// cover a whole cell; 2001 span about 200 ms.
+/// --seconds changes the 0.6 s (a quiet many-core machine needs less, and its time is scarce).
+double secondsPerCell = 0.6;
 int repsFor(double oneRun, bool quick, int passes) {
   if (quick) return 5;
-  int r = static_cast<int>(0.6 / passes / std::max(oneRun, 1e-6));
+  int r = static_cast<int>(secondsPerCell / passes / std::max(oneRun, 1e-6));
   return std::clamp(r, std::max(2, (5 + passes - 1) / passes), (2001 + passes - 1) / passes);
 }
 
@@ -624,11 +626,13 @@ int main(int argc, char** argv) {
       opt.svg = next();
     } else if (s == "--passes") {
       opt.passes = std::stoi(next());
+    } else if (s == "--seconds") {
+      secondsPerCell = std::stod(next());
     } else {
       std::fprintf(stderr,
                    "usage: bench_kernels [--quick] [--kernels spmv,spmm,sddmm,spadd3,spgemm,spttv,spmttkrp]\n"
                    "                     [--threads 1,2] [--peers eigen,graphblas,petsc,hand,hand-O3,hand-fastmath]\n"
-                   "                     [--passes N]\n"
+                   "                     [--passes N] [--seconds S]\n"
                    "                     [-o CSV] [--md TABLE.md] [--svg CHART.svg]\n");
       return 2;
     }
