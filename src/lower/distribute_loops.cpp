@@ -299,7 +299,7 @@ class DistScheduler {
       if (pos <= boundary) {
         const bool dist = std::find(distributed_.begin(), distributed_.end(), at) != distributed_.end();
         throw ScheduleError(
-            "schedule command " + c.text + ": loop " + at + (at != named ? " (" + named + " once split)" : "") +
+            "schedule command " + c.text + ": loop " + at + (at != named ? " (what " + named + " became)" : "") +
             (dist ? " is distributed over the machine" : " is a step loop (a tensor is communicated at or below it)") +
             " and runs above the leaf kernel, but loopfuse fuses loops inside the leaf: fuse at a loop below " +
             order_[static_cast<size_t>(boundary)] + (rotateBy_.count(at) ? " (a rotated loop runs above the leaf)" : ""));
