@@ -470,3 +470,69 @@ TEST(DistributedKernelOneRank, SparseOperandsRunOwnerComputesAndSayWhatIsNotBuil
                ScheduleError);
   EXPECT_THROW(DistTensor("D", {3, 4}, "xy->~x", m.grid, Format::parse("dd")), DistributionError);
 }
+
+TEST(DistributeLoops, LoopFuseSchedulesTheLeafAtItsLoop) {
+  const std::string ss = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
+  const std::string d = "distribute({i},{io},{ii})";
+  auto leafOf = [&](const std::string& schedule) {
+    spmd::Program p = lowerText(ss, schedule, Grid(2));
+    EXPECT_EQ(p.leaves.size(), 1u);
+    return p.leaves.empty() ? std::string() : p.leaves[0].schedule;
+  };
+  EXPECT_EQ(leafOf(d + ",loopfuse(j)"), "loopfuse(j)");
+  EXPECT_EQ(leafOf("loopfuse(j)," + d), "loopfuse(j)");
+  // A fused loop split or distributed later: its inner loop, i in the leaf.
+  EXPECT_EQ(leafOf("loopfuse(i)," + d), "loopfuse(i)");
+  EXPECT_EQ(leafOf(d + ",loopfuse(ii,ti)"), "loopfuse(i,ti)");
+  EXPECT_EQ(leafOf(d + ",loopfuse(j,ii)"), "loopfuse(j,ii)");  // a temporary's name is not a loop
+  EXPECT_EQ(leafOf("loopfuse(i)," + d + ",divide(ii,ia,ib,2)"), "divide(i,ia,ib,2),reorder(ia,ib,l,j,k),loopfuse(ib)");
+  // Below a step loop: the leaf starts under it.
+  EXPECT_EQ(leafOf(d + ",divide(ii,ia,ib,2),communicate({A,B,C,D,E},ia),loopfuse(ib),loopfuse(j)"),
+            "loopfuse(i),loopfuse(j)");
+  spmd::Program p = lowerText(ss, d + ",loopfuse(j)", Grid(2));
+  EXPECT_EQ(p.leaves[0].renamed, "ii is i");
+  // loopfuse alone: added to the default schedule; anything else as given.
+  Assignment a = assignment(ss);
+  lower::Placement rows{Grid(2), Distribution::parse("xy->x")};
+  EXPECT_EQ(lower::distributedScheduleFor(a, "loopfuse(j)", Machine{Grid(2)}, rows), "loopfuse(j),distribute({i},{io},{ii})");
+  EXPECT_EQ(lower::distributedScheduleFor(a, "", Machine{Grid(2)}, rows), "distribute({i},{io},{ii})");
+  EXPECT_EQ(lower::distributedScheduleFor(a, d, Machine{Grid(2)}, rows), d);
+}
+
+TEST(DistributeLoops, LoopFuseAboveTheLeafIsRefused) {
+  const std::string ss = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
+  const std::string d = "distribute({i},{io},{ii})";
+  expectScheduleError(ss, d + ",loopfuse(io)", Grid(2),
+                      {"schedule command loopfuse(io)", "io is distributed over the machine", "runs above the leaf"});
+  expectScheduleError(ss, "divide(i,io,ii,2),loopfuse(io),distribute(io)", Grid(2),
+                      {"schedule command loopfuse(io)", "loop io is distributed over the machine"});
+  expectScheduleError(ss, d + ",loopfuse(q)", Grid(2), {"schedule command loopfuse(q)", "'q' is not a loop here"});
+  expectScheduleError(ss, d + ",loopfuse(i)", Grid(2), {"'i' is not a loop here (loops: io,ii,l,j,k)"});
+  expectScheduleError(ss, d + ",loopfuse()", Grid(2), {"expected loopfuse(at) or loopfuse(at,temporary)"});
+  expectScheduleError(ss, d + ",divide(ii,ia,ib,2),communicate({A,B,C},ia),loopfuse(ia)", Grid(2),
+                      {"schedule command loopfuse(ia)", "loop ia is a step loop", "fuse at a loop below ia"});
+  expectScheduleError("A(i,m) = B(i,j) * C(j,l) * D(l,m)",
+                      d + ",divide(j,jo,jb,2),reorder(io,jo,ii,jb,l,m),loopfuse(jo),rotate(jo,{io},jr),"
+                          "communicate(A,io),communicate({B,C},jr)",
+                      Grid(2), {"schedule command loopfuse(jo)", "loop jr (what jo became) is a step loop"});
+  expectScheduleError(ss, d + ",loopfuse(j),substitute({ii,l,j,k},blas)", Grid(2),
+                      {"BLAS replaces the leaf, so loopfuse(j) has nothing to schedule"});
+}
+
+TEST(DistributedKernelOneRank, LoopFuseRunsTheFusedLeaf) {
+  // <SpMM, GEMM> dense, 3 x 2 x 2 x 2 by hand: A(i,m) = sum_l (sum_j B(i,j) C(j,l)) D(l,m).
+  Machine m{Grid(1)};
+  DistTensor A("A", {3, 2}, "xy->x", m.grid), B("B", {3, 2}, "xy->x", m.grid), C("C", {2, 2}, "", m.grid),
+      D("D", {2, 2}, "", m.grid);
+  B.fill([](const std::vector<int64_t>& x) { return static_cast<double>(x[0] + 2 * x[1] + 1); });  // 1 3; 2 4; 3 5
+  C.fill([](const std::vector<int64_t>& x) { return x[0] == x[1] ? 2.0 : 1.0; });                 // 2 1; 1 2
+  D.fill([](const std::vector<int64_t>& x) { return static_cast<double>(x[1] - x[0]); });         // 0 1; -1 0
+  auto k = DistributedKernel::compile("A(i,m) = B(i,j) * C(j,l) * D(l,m)", {A, B, C, D}, m, "loopfuse(i)");
+  EXPECT_EQ(k->schedule(), "loopfuse(i),distribute({i},{io},{ii})");
+  EXPECT_NE(k->emit().find("forall(i, where("), std::string::npos) << k->emit();
+  k->run({A, B, C, D});
+  // t(row) = B(row) C: (5 7), (8 10), (11 13); A = t D = (-t1, t0).
+  const std::vector<double> want{-7, 5, -10, 8, -13, 11};
+  ASSERT_EQ(A.localSize(), 6);
+  for (int e = 0; e < 6; e++) EXPECT_EQ(A.data()[e], want[static_cast<size_t>(e)]) << e;
+}

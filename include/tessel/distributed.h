@@ -179,8 +179,10 @@ class DistributedKernel {
  public:
   /// Lower `expr` (index notation over the tensors' names; float64, plus_times) for
   /// `machine` with a distributed schedule (text: divide, split, reorder, distribute,
-  /// communicate, rotate, substitute, parallelize, unroll). An empty schedule owner-computes
-  /// by the output's distribution. Compiles the leaf kernel once per node.
+  /// communicate, rotate, substitute, and for the leaf parallelize, unroll, bound,
+  /// precompute, loopfuse). An empty schedule owner-computes by the output's distribution;
+  /// one of loopfuse commands alone adds them to that (Schedule::loopfuse). Compiles the
+  /// leaf kernel once per node.
   static std::shared_ptr<DistributedKernel> compile(const std::string& expr, const std::vector<DistTensor>& tensors,
                                                     const Machine& machine, const std::string& schedule = "");
   /// Run on tensors with the names, dims and distributions compiled for. Collective.

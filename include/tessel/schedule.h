@@ -119,6 +119,19 @@ class Schedule {
   /// precompute(producer, temporary, at) with the producer chosen for you, and shares its
   /// rules: the loops below `at` unsplit (split, divide, pos and fuse apply to loops
   /// outside it), serial loops below `at`, a dense output.
+  /// In a distributed schedule (DistributedKernel, `tessel run -m`) it fuses the leaf
+  /// kernel's loops: each rank runs the fused nest on its local boxes. `at` names a loop
+  /// that runs in the leaf, written before or after distribute: named before, a loop that
+  /// is then split or distributed is followed to its inner loop
+  /// ("loopfuse(j),distribute({i},{io},{ii})", "distribute({i},{io},{ii}),loopfuse(ii)" and
+  /// "loopfuse(i),distribute({i},{io},{ii})" fuse at the leaf's j, i and i). A schedule of
+  /// loopfuse commands alone is added to the default distributed schedule. At a
+  /// distributed loop, or a step loop (one a tensor is communicated at, or above, or a
+  /// rotated loop): ScheduleError, it runs above the leaf. The leaf's own rules above then
+  /// apply to the leaf's loops (a split loop's inner loop takes its variable's name there,
+  /// and the error says so). A variable only the producer sums may be divided into steps
+  /// above the leaf: each step's leaf sums its block into the temporary and the steps add
+  /// up in the output.
   Schedule& loopfuse(const IndexVar& at, const std::string& temporary = "");
   Schedule& parallelize(const IndexVar& i, ParallelUnit unit = CPUThread, OutputRace race = NoRaces);
   Schedule& unroll(const IndexVar& i, int64_t factor);

@@ -38,15 +38,29 @@ std::map<std::string, TensorVar> varsOf(const std::vector<DistTensor>& tensors) 
   return vars;
 }
 
+/// A leaf schedule's error with where it comes from: the leaf names the distributed
+/// schedule's loops by their variables ("ii is i"), so its commands may read otherwise.
+[[noreturn]] void leafScheduleError(const ScheduleError& e, const Assignment& leaf,
+                                    const spmd::Program::LeafVariant& v) {
+  throw ScheduleError(std::string(e.what()) + " (in the leaf kernel " + leaf.str() + ", schedule \"" + v.schedule +
+                      "\"" + (v.renamed.empty() ? "" : ", where " + v.renamed) + ")");
+}
+
 struct CompileLeaves {
   const std::vector<Assignment>* assignments;
   const std::vector<Schedule>* schedules;
+  const std::vector<spmd::Program::LeafVariant>* variants;
   std::vector<std::shared_ptr<Kernel>> kernels;
   static void run(void* self) {
     auto* c = static_cast<CompileLeaves*>(self);
     c->kernels.clear();
-    for (size_t v = 0; v < c->assignments->size(); v++)
-      c->kernels.push_back(Kernel::compile((*c->assignments)[v], (*c->schedules)[v]));
+    for (size_t v = 0; v < c->assignments->size(); v++) {
+      try {
+        c->kernels.push_back(Kernel::compile((*c->assignments)[v], (*c->schedules)[v]));
+      } catch (const ScheduleError& e) {
+        leafScheduleError(e, (*c->assignments)[v], (*c->variants)[v]);
+      }
+    }
   }
 };
 
@@ -193,7 +207,7 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
   Impl& im = *k->impl_;
   const std::string& out = a.lhsNode().tensor.name();
   if (!placement.count(out)) throw NotationError("no DistTensor given for the output " + out);
-  im.schedule = schedule.empty() ? lower::defaultDistributedSchedule(a, machine, placement.at(out)) : schedule;
+  im.schedule = lower::distributedScheduleFor(a, schedule, machine, placement.at(out));
   im.program = lower::distributeLoops(a, im.schedule, machine, placement);
   for (spmd::TensorUse& u : im.program.tensors)
     for (const DistTensor& t : tensors)
@@ -223,7 +237,12 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
   std::map<std::string, TensorVar> vars = varsOf(tensors);
   for (const spmd::Program::LeafVariant& v : im.program.leaves) {
     Assignment leaf = parseAssignment(v.text, vars);
-    Schedule s = parseSchedule(v.schedule, leaf);
+    Schedule s;
+    try {
+      s = parseSchedule(v.schedule, leaf);
+    } catch (const ScheduleError& e) {
+      leafScheduleError(e, leaf, v);
+    }
     if (machine.threads > 1 && v.schedule.find("parallelize") == std::string::npos) {
       // The default parallel schedule splits the leaf's outermost variable: when the leaf
       // schedule has split that one already (divide(ii,...) above), it does not apply,
@@ -240,7 +259,7 @@ std::shared_ptr<DistributedKernel> DistributedKernel::compile(const std::string&
     im.leafAssignments.push_back(leaf);
     im.leafSchedules.push_back(s);
   }
-  CompileLeaves c{&im.leafAssignments, &im.leafSchedules, {}};
+  CompileLeaves c{&im.leafAssignments, &im.leafSchedules, &im.program.leaves, {}};
   comm::nodeLeaderFirst("compiling the leaf kernel", &CompileLeaves::run, &c);
   im.leaf = spmd::kernelLeaf(im.program, c.kernels);
   return k;

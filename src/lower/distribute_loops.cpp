@@ -3,6 +3,7 @@
 #include "lower/distribute_loops.h"
 
 #include <algorithm>
+#include <functional>
 #include <optional>
 #include <set>
 
@@ -132,13 +133,24 @@ class DistScheduler {
         fail("unknown substitute '" + args[1] + "' (blas, gemm, gemv)");
       substitute_ = listOf(args[0]);
       substituteText_ = c.text;
+    } else if (n == "loopfuse") {
+      // SparseLNR's fusion of the leaf's loops: checked against the loops now, placed at
+      // finish (the loop may be split or distributed later: the fusion follows its inner
+      // loop). Not a leaf start: fuse/pos after it may still split non-zeros over ranks.
+      if (args.empty() || args.size() > 2) fail("expected loopfuse(at) or loopfuse(at,temporary)");
+      loop(args[0]);
+      if (std::find(distributed_.begin(), distributed_.end(), args[0]) != distributed_.end())
+        fail("loop " + args[0] + " is distributed over the machine and runs above the leaf kernel; loopfuse fuses "
+             "the leaf's loops (fuse at a loop below the distributed ones)");
+      loopfuses_.push_back(leafCommands_.size());
+      leafCommands_.push_back(c);
     } else if (n == "parallelize" || n == "unroll" || n == "bound" || n == "pos" || n == "fuse" || n == "precompute") {
       leafStarted_ = true;
       leafCommands_.push_back(c);
     } else {
       fail("unknown command '" + n +
            "' (distributed schedules know divide, split, reorder, distribute, communicate, rotate, substitute, "
-           "and for the leaf parallelize, unroll, bound, precompute)");
+           "and for the leaf parallelize, unroll, bound, precompute, loopfuse)");
     }
   }
 
@@ -259,6 +271,42 @@ class DistScheduler {
            std::to_string(m_.grid.dim(g)) + " ranks");
     distributed_.push_back(v);
   }
+  /// The loop a loopfuse named now stands for: its rotated name, or, once split, the
+  /// inner loop of the split (the loop that carries its variable into the leaf).
+  std::string fusedLoop(std::string v) const {
+    for (int guard = 0; guard < 1000; guard++) {
+      if (rotatedAway_.count(v)) {
+        v = rotatedAway_.at(v);
+        continue;
+      }
+      if (std::find(order_.begin(), order_.end(), v) != order_.end()) return v;
+      const SplitRec* r = nullptr;
+      for (const auto& chain : chains_)
+        for (const SplitRec& s : chain)
+          if (s.parent == v) r = &s;
+      if (!r) return v;
+      v = r->inner;
+    }
+    return v;
+  }
+  /// Each loopfuse at the loop it stands for, which must run in the leaf (below
+  /// `boundary`, the deepest loop above it): its argument renamed for the leaf.
+  void placeLoopFuses(int boundary, const std::function<std::string(const std::string&)>& rename) {
+    for (size_t k : loopfuses_) {
+      ScheduleText& c = leafCommands_[k];
+      const std::string named = c.args[0], at = fusedLoop(named);
+      const auto pos = std::find(order_.begin(), order_.end(), at) - order_.begin();
+      if (pos <= boundary) {
+        const bool dist = std::find(distributed_.begin(), distributed_.end(), at) != distributed_.end();
+        throw ScheduleError(
+            "schedule command " + c.text + ": loop " + at + (at != named ? " (what " + named + " became)" : "") +
+            (dist ? " is distributed over the machine" : " is a step loop (a tensor is communicated at or below it)") +
+            " and runs above the leaf kernel, but loopfuse fuses loops inside the leaf: fuse at a loop below " +
+            order_[static_cast<size_t>(boundary)] + (rotateBy_.count(at) ? " (a rotated loop runs above the leaf)" : ""));
+      }
+      c.args[0] = rename(at);
+    }
+  }
   const SplitRec* splitOf(const std::string& outer) const {
     for (const auto& chain : chains_)
       for (const SplitRec& s : chain)
@@ -300,6 +348,7 @@ class DistScheduler {
   std::optional<std::vector<std::string>> substitute_;
   std::string substituteText_;
   std::vector<ScheduleText> leafCommands_;
+  std::vector<size_t> loopfuses_;  ///< the loopfuse commands among leafCommands_
   bool leafStarted_ = false;  ///< a leaf command came: fuse/pos after it are the leaf's
   std::optional<std::vector<std::string>> fuse_;  ///< fuse(i,j,f) awaiting its pos
   std::string fuseName_;
@@ -538,6 +587,7 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     auto it = leafName.find(x);
     return it == leafName.end() ? x : it->second;
   };
+  placeLoopFuses(boundary, rename);
   // The leaf's single-node schedule over the index spaces in `used`: a leaf variant that
   // lacks a variable (the D(i,j) of B(i,k)*C(k,j) + D(i,j) with k split above the leaf)
   // has no loops over it to split, reorder or parallelize.
@@ -561,9 +611,13 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
       std::vector<std::string> args;
       bool keep = true;
       for (const std::string& x : c.args) {
+        if (c.name == "loopfuse" && !args.empty()) {  // the temporary's name, not a loop
+          args.push_back(x);
+          continue;
+        }
         int sp = spaceOfLoop(x);
         keep &= sp < 0 || used.count(sp) > 0;
-        args.push_back(rename(x));
+        args.push_back(c.name == "loopfuse" ? x : rename(x));
       }
       if (keep) cmds.push_back(c.name + "(" + join(args) + ")");
     }
@@ -606,7 +660,10 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     for (const IndexVar& v : a_.lhsNode().vars) names.insert(v.name());
     std::set<int> used;
     for (const std::string& n : names) used.insert(spaceOfLoop(n));
-    p.leaves.push_back(spmd::Program::LeafVariant{leaf.str(), missing, leafScheduleOver(used)});
+    std::string renamed;
+    for (const auto& [loop, name] : leafName)
+      if (loop != name && used.count(spaceOfLoop(name))) renamed += (renamed.empty() ? "" : ", ") + loop + " is " + name;
+    p.leaves.push_back(spmd::Program::LeafVariant{leaf.str(), missing, leafScheduleOver(used), renamed});
   }
   if (substitute_) {
     std::set<std::string> want(substitute_->begin(), substitute_->end()), have;
@@ -680,6 +737,16 @@ std::string defaultDistributedSchedule(const Assignment& a, const Machine& m, co
     text += ",reorder(" + join(order) + ")";
   }
   return text;
+}
+
+std::string distributedScheduleFor(const Assignment& a, const std::string& schedule, const Machine& m,
+                                   const Placement& output) {
+  if (schedule.empty()) return defaultDistributedSchedule(a, m, output);
+  std::vector<ScheduleText> commands = splitScheduleText(schedule);
+  bool onlyFusions = !commands.empty();
+  for (const ScheduleText& c : commands) onlyFusions &= c.name == "loopfuse";
+  // loopfuse first: a fusion at a loop the default distributes follows its inner loop.
+  return onlyFusions ? schedule + "," + defaultDistributedSchedule(a, m, output) : schedule;
 }
 
 spmd::Program distributeLoops(const Assignment& a, const std::string& schedule, const Machine& m,

@@ -11,7 +11,8 @@
 # the run, during it, gathering on rank 0: one line, exit code, no output file, < 10 s),
 # graph (`tessel graph -m N` at 1-4 and 6 ranks equal to one node's results on a
 # hand-checked graph, R-MAT and karate; a negative cycle, a bad source, a bad -m: one
-# line, exit 2 on every rank, no output file).
+# line, exit 2 on every rank, no output file), loopfuse (SparseLNR's fusion in distributed
+# schedules: the leaf's fused nest, outputs equal to one node's, bad fusions).
 # Every mpiexec runs under `timeout 60`. Exit 0 when every check holds, 1 otherwise.
 set -u
 
@@ -429,6 +430,84 @@ sparse)
     -f A:ds -s "divide(i,io,ii,3),distribute(io),communicate({A,B,C},io)" -i B:S.mtx -g C:uniform:7,6,2 -o A:gemm.mtx
   expect_bad sparse-output-not-owner 2 "sparse output A: rank" run "A(i,j) = B(i,j)" -m 2 -d 'A:xy->x' -f A:ds \
     -s "divide(j,jo,ji,2),reorder(jo,i,ji),distribute(jo),communicate({A,B},jo)" -i B:S.mtx
+  ;;
+loopfuse)
+  # SparseLNR's loopfuse in a distributed schedule (issue 31): the leaf kernel is the fused
+  # nest; before or after distribute, alone (with the default distribution), B by rows, by
+  # rows of equal non-zeros or by non-zeros; the outputs equal one node's fused run (rows
+  # whole: byte for byte; a row split by ~f: to 1e-12); bad fusions fail every rank.
+  {
+    echo '%%MatrixMarket matrix coordinate real general'
+    echo '9 7 16'
+    for j in 1 2 3 4 5 6 7; do echo "2 $j $j.5"; done
+    echo '1 1 1'; echo '4 3 -2'; echo '4 7 3'; echo '6 2 0.5'; echo '6 6 1.25'; echo '9 1 4'; echo '9 4 -1'; echo '9 7 2'; echo '5 5 1'
+  } >S.mtx
+  SS="A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)"
+  SSGEN=(-i B:S.mtx -g C:dense:9,4 -g D:dense:7,4 -g E:dense:7,3)
+  SSDIST=(-d 'B:xy->x' -d 'C:xy->x' -d 'D:xy->*' -d 'E:xy->*' -d 'A:xy->x')
+  same_file() {  # same_file NAME A B TOL: equal files (TOL 0: byte for byte)
+    CASE=$1
+    if [ "$4" = 0 ]; then
+      if cmp -s "$2" "$3"; then pass; else fail "$2 and $3 differ: $(diff "$2" "$3" | head -3)"; fi
+    elif awk -v tol="$4" 'FNR == NR { if ($0 !~ /^#/) v[$1 " " $2] = $3; next }
+        $0 !~ /^#/ { d = $3 - v[$1 " " $2]; if (d < 0) d = -d; if (d > tol * (1 + ($3 < 0 ? -$3 : $3))) bad++; n++ }
+        END { exit (bad > 0 || n != length(v)) }' "$2" "$3"; then
+      pass
+    else
+      fail "$2 and $3 differ beyond $4"
+    fi
+  }
+  # One node, C, D and E dense as their distributed pieces are (the tool's default is ds).
+  ONEDENSE=(-f C:dd -f D:dd -f E:dd)
+  if ! timeout 60 "$TESSEL" run "$SS" "${SSGEN[@]}" "${ONEDENSE[@]}" -s "loopfuse(j)" -o A:one-fused.tns >out.txt 2>err.txt ||
+    ! timeout 60 "$TESSEL" run "$SS" "${SSGEN[@]}" "${ONEDENSE[@]}" -s "" -o A:one-perfect.tns >out.txt 2>err.txt; then
+    CASE=single-node
+    fail "the single-node runs failed"
+  fi
+  for np in 1 2 3 4; do
+    expect_check fused-after-distribute-np$np $np run "$SS" -m $np "${SSDIST[@]}" "${SSGEN[@]}" \
+      -s "distribute({i},{io},{ii}),loopfuse(j)" -o A:after$np.tns
+    same_file fused-after-distribute-np$np-file one-fused.tns after$np.tns 0
+    same_file fused-vs-perfect-np$np-file one-perfect.tns after$np.tns 1e-12
+  done
+  expect_check fused-before-distribute 3 run "$SS" -m 3 "${SSDIST[@]}" "${SSGEN[@]}" \
+    -s "loopfuse(j),distribute({i},{io},{ii})" -o A:before.tns
+  same_file fused-before-distribute-file one-fused.tns before.tns 0
+  expect_check fused-default-schedule 4 run "$SS" -m 4 "${SSGEN[@]}" -s "loopfuse(j)" --time -o A:default.tns
+  CASE=fused-default-schedule-said
+  if grep -q '^schedule: loopfuse(j),distribute(' err.txt; then pass; else fail "no schedule line with the fusion"; fi
+  same_file fused-default-schedule-file one-fused.tns default.tns 0
+  expect_check fused-rows-by-nonzeros 4 run "$SS" -m 4 -d 'B:xy->~x' -d 'C:xy->*' -d 'D:xy->*' -d 'E:xy->*' \
+    -d 'A:xy->x' "${SSGEN[@]}" -s "divide(i,io,ii,4),distribute(io),communicate({A,B,C,D,E},io),loopfuse(j)" -o A:nzrows.tns
+  same_file fused-rows-by-nonzeros-file one-fused.tns nzrows.tns 0
+  expect_check fused-nonzeros 4 run "$SS" -m 4 -d 'B:(xy)->~f' -d 'C:xy->*' -d 'D:xy->*' -d 'E:xy->*' -d 'A:xy->*' \
+    "${SSGEN[@]}" -o A:nz.tns \
+    -s "reorder(i,j,l,k),fuse(i,j,f),pos(f,fp,B),divide(fp,fo,fi,4),distribute(fo),communicate({A,B,C,D,E},fo),loopfuse(j)"
+  same_file fused-nonzeros-file one-fused.tns nz.tns 1e-12
+  # The leaf's C code is the fused nest with its temporary (--emit-c, once).
+  CASE=fused-leaf-emitted
+  mrun 2 run "$SS" -m 2 "${SSDIST[@]}" "${SSGEN[@]}" -s "distribute({i},{io},{ii}),loopfuse(j)" --emit-c
+  if [ "$rc" != 0 ] || [ "$(grep -c '^// schedule: loopfuse(j)$' out.txt)" != 1 ] ||
+    [ "$(grep -c '^// concrete index notation: forall(i, forall(j, where(forall(l, A(i,l) = E(j,l) \* t_j), forall(k, t_j += B(i,j) \* C(i,k) \* D(j,k)))))' out.txt)" != 1 ]; then
+    fail "exit $rc; expected the fused leaf once"
+  else
+    pass
+  fi
+  # <SpMM, GEMM> fused at i, and <SDDMM, SpMM, GEMM> fused twice.
+  expect_check spmm-gemm-fused 3 run "A(i,m) = B(i,j) * C(j,l) * D(l,m)" -m 3 -i B:S.mtx -g C:dense:7,5 -g D:dense:5,2 \
+    -s "distribute({i},{io},{ii}),loopfuse(ii)"
+  expect_check three-fused-twice 4 run "A(i,m) = B(i,j) * C(i,k) * D(j,k) * E(j,l) * F(l,m)" -m 4 "${SSGEN[@]}" \
+    -g F:dense:3,2 -s "loopfuse(i),loopfuse(j)"
+  # Bad fusions: one line, exit 2 on every rank, no output file.
+  expect_bad fused-distributed-loop 3 "loop io is distributed over the machine and runs above the leaf" \
+    run "$SS" -m 3 "${SSGEN[@]}" -s "distribute({i},{io},{ii}),loopfuse(io)" -o A:bad.tns
+  expect_bad fused-no-such-loop 2 "schedule command loopfuse(q): 'q' is not a loop here" \
+    run "$SS" -m 2 "${SSGEN[@]}" -s "distribute({i},{io},{ii}),loopfuse(q)" -o A:bad.tns
+  expect_bad fused-step-loop 2 "loop ia is a step loop" run "$SS" -m 2 -d 'B:xy->x' "${SSGEN[@]}" -o A:bad.tns \
+    -s "distribute({i},{io},{ii}),divide(ii,ia,ib,2),communicate({A,C},ia),communicate({B,D,E},io),loopfuse(ia)"
+  expect_bad fused-leaf-rule 4 "splits nothing" run "$SS" -m 4 "${SSGEN[@]}" -s "loopfuse(k)" -o A:bad.tns
+  CASE=fused-bad-no-output
+  if [ -e bad.tns ]; then fail "an output file was written"; else pass; fi
   ;;
 graph)
   # same_as_one NAME NP ALGO FILE [ARGS...]: `tessel graph -m NP` (under NP ranks) prints

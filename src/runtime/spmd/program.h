@@ -93,6 +93,8 @@ struct Program {
     std::string text;
     std::vector<int> firstBlockOf;
     std::string schedule;  ///< its single-node schedule (the leaf commands on its own loops)
+    /// How the distributed schedule's loops are named in the leaf ("ii is i"), for errors.
+    std::string renamed;
   };
   std::vector<LeafVariant> leaves;
   bool gemm = false;
