@@ -50,7 +50,10 @@ class LocalTemporaryLowering {
   const LocalTemporary& t_;
   Symbols& sym_;
   IndexExpr access_;  ///< t(vars): its tensor is t's identity in the consumer's expression
-  ir::Expr all_, len_;                  ///< every thread's rows; one row's length
+  ir::Expr all_, len_, stride_;         ///< every thread's rows; one row's length; rows' distance
+  /// Elements between threads' rows: at least 128 bytes (two cache lines, which Intel's
+  /// adjacent-line prefetcher fetches together) for any element type.
+  static constexpr int64_t kThreadGap = 128;
   bool serial_;                         ///< one row, at offset 0 (no thread number per iteration)
   bool scalar_ = false;                 ///< no index variables: a local scalar per iteration
 
