@@ -453,6 +453,8 @@ class Scheduler {
   }
 
   IndexStmt placeAt(const IndexStmt& root, Site site, const ScheduleCommand& c) {
+    if (site.at->loop.kind != Loop::Kind::Coord)
+      fail(c.vars[0].name() + " is the outer loop of a split; fuse at a loop over coordinates");
     pathTo(root.get(), site.at, site.above);
     return precomputeAt(root, site, c.kind == K::LoopFuse ? fusedProducer(site, c) : c);
   }
@@ -539,8 +541,6 @@ class Scheduler {
     // split would cross the fusion point), not one block loop over two levels' positions
     // (fuse + pos), and serially: each iteration of `at` has one temporary, which
     // parallel iterations below it would race on.
-    if (site.at->loop.kind != Loop::Kind::Coord)
-      fail(at.name() + " is the outer loop of a split; fuse at a loop over coordinates");
     for (const IndexStmtNode* below : site.below) {
       const Loop& l = below->loop;
       if (l.fusedOuter)
