@@ -221,7 +221,9 @@ TEST(LoopFuseSplit, MttkrpAndPrecomputeAtAgainstReference) {
       }
       std::vector<Operand> mt = {in[0], {"C", randomCoo({5, 4}, 1, rng), fmt("dd")}, {"D", in[1].data, fmt("dd")}};
       for (const char* s : {"precompute(B(i,j,k)*D(k,l),t,j),split(k,k0,k1,2),parallelize(i)",
-                            "precompute(B(i,j,k)*D(k,l),t,j),pos(k,kp,B),split(kp,kp0,kp1,3),split(l,l0,l1,3)"})
+                            "precompute(B(i,j,k)*D(k,l),t,j),pos(k,kp,B),split(kp,kp0,kp1,3),split(l,l0,l1,3)",
+                            // t's index l under another name (bound's lb): still a row over l
+                            "precompute(B(i,j,k)*D(k,l),t,j),bound(l,lb,4)"})
         expectAllThreads("A(i,l) = B(i,j,k) * C(j,l) * D(k,l)", mt, DenseFormat(2), s);
     }
 }
