@@ -9,6 +9,7 @@
 
 #include <array>
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <random>
 
@@ -301,9 +302,10 @@ TEST(LoopFuseSplit, ToolEmitsTheSplitNestAndExitsTwoOnBadSchedules) {
 
 TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
   // The chains of LoopFuse.RandomProductChainsAtEveryLoop fused at each loop, with one or
-  // two random splits or divides of loops below it (and sometimes the inner loop
-  // unrolled): every fusion that is accepted without them is accepted with them and
-  // matches the reference.
+  // two random splits or divides of loops below it (sometimes after a pos of a random
+  // operand over one of them, sometimes the inner loop unrolled): every fusion that is
+  // accepted without them is accepted with them (only the pos may be refused, naming
+  // itself) and matches the reference.
   std::mt19937_64 rng(27);
   const std::vector<std::string> chains = {
       "A(i,l) = B(i,j) * C(j,k) * D(k,l)",           "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)",
@@ -311,9 +313,9 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
       "A(i,j) = B(i,k) * C(k,l) * D(l,j)",           "A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)",
       "a(i) = B(i,j) * C(j,k) * x(k)",               "A(i,j,l) = B(i,j,k) * C(k,l)"};
   const std::vector<std::string> sparse = {"ds", "ss", "dd", "ds:1,0", "uq"};
-  int split = 0;
+  int split = 0, posAccepted = 0, posRefused = 0;
   for (const std::string& expr : chains)
-    for (int round = 0; round < 3; round++) {
+    for (int round = 0; round < 4; round++) {
       std::vector<Operand> in;
       std::map<char, int64_t> extent;
       for (char v : std::string("ijkl")) extent[v] = std::uniform_int_distribution<int64_t>(1, 7)(rng);
@@ -335,7 +337,7 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
         } catch (const ScheduleError&) {
           continue;  // refused without splits (LoopFuse.RandomProductChainsAtEveryLoop)
         }
-        std::string s;
+        std::string s, pos;
         auto schedule = [&](const std::vector<IndexVar>& order) {
           std::vector<std::string> below;
           bool past = false;
@@ -344,6 +346,14 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
             past |= v.name() == at;
           }
           s = fuse;
+          pos.clear();
+          if (!below.empty() && rng() % 2) {  // positions of a random operand over a random loop
+            size_t pick = std::uniform_int_distribution<size_t>(0, below.size() - 1)(rng);
+            const Operand& o = in[std::uniform_int_distribution<size_t>(0, in.size() - 1)(rng)];
+            pos = "pos(" + below[pick] + "," + below[pick] + "p," + o.name + ")";
+            s += "," + pos;
+            below[pick] += "p";
+          }
           int n = std::uniform_int_distribution<int>(1, 2)(rng);
           for (int c = 0; c < n && !below.empty(); c++) {
             size_t pick = std::uniform_int_distribution<size_t>(0, below.size() - 1)(rng);
@@ -352,7 +362,11 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
             s += std::string(rng() % 2 ? ",split(" : ",divide(") + v + "," + o + "," + i + "," +
                  std::to_string(factor) + ")";
             if (rng() % 3 == 0) s += ",unroll(" + i + ",2)";
-            below[pick] = i;  // a second split of it splits its inner loop
+            // A second split of it splits its inner loop (not of positions: already split).
+            if (!pos.empty() && v == below[pick] && pos.find("," + v + ",") != std::string::npos)
+              below.erase(below.begin() + static_cast<std::ptrdiff_t>(pick));
+            else
+              below[pick] = i;
           }
           return s;
         };
@@ -361,10 +375,19 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
           ::testing::AssertionResult r = matchesReferenceScheduled(expr, in, out, schedule, threads);
           EXPECT_TRUE(r) << expr << " " << s;
           split++;
+          posAccepted += !pos.empty();
         } catch (const ScheduleError& e) {
-          ADD_FAILURE() << expr << " " << s << ": " << e.what();
+          // Only the pos may be refused (a dense level, an operand without the variable),
+          // and its message names it.
+          if (pos.empty() || std::string(e.what()).find("schedule command " + pos + ":") == std::string::npos)
+            ADD_FAILURE() << expr << " " << s << ": " << e.what();
+          else
+            posRefused++;
         }
       }
     }
-  EXPECT_GT(split, 30);
+  EXPECT_GT(split, 20);
+  EXPECT_GT(posAccepted, 4);
+  EXPECT_GT(posRefused, 3);
+  std::printf("%d fused and split (%d with a pos), %d pos refused\n", split, posAccepted, posRefused);
 }
