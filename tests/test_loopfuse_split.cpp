@@ -253,6 +253,14 @@ TEST(LoopFuseSplit, EmitShowsTheSplitLoopsInTheirNest) {
                    "forall(jp1, forall(l0 by 4, forall(l1, t_i(l) += B(i,j) * C(j,l))))))"),
             std::string::npos)
       << e.substr(0, 1500);
+  // pos(l, lp, C): C's positions in the producer; the consumer, without C, loops over l.
+  s["C"] = makeTensor("C", randomCoo({6, 3}, 0.5, rng), fmt("ds"));
+  Assignment h = parseAssignment(kSpmmGemm, s);
+  std::string p = Kernel::emitC(h, parseSchedule("loopfuse(i),pos(l,lp,C),split(lp,lp0,lp1,2)", h));
+  EXPECT_NE(p.find("forall(i, where(forall(l, forall(m, A(i,m) = D(l,m) * t_i(l))), forall(j, forall(lp0 by 2 "
+                   "positions, forall(lp1, t_i(l) += B(i,j) * C(j,l))))))"),
+            std::string::npos)
+      << p.substr(0, 1500);
 }
 
 TEST(LoopFuseSplit, Rejections) {

@@ -472,14 +472,18 @@ class Scheduler {
     rest.push_back(access);
     IndexExpr produced = productOf(mine), consumed = productOf(rest);
     // A loop over one operand's positions (pos) runs over coordinates in a side without
-    // that operand, which then has no blocks of those positions to run.
+    // that operand (named by its variable there), which then has no blocks of those
+    // positions to run.
     auto nestOver = [&](const IndexExpr& e, IndexStmt body) {
       const std::vector<const tessel::ExprNode*> in = accessesIn(e);
       auto holds = [&](int a) { return std::count(in.begin(), in.end(), p_.inputs[a].node) > 0; };
       for (auto l = site.below.rbegin(); l != site.below.rend(); ++l) {
         Loop loop = (*l)->loop;
         if (!mentions(e, loop.of) || (loop.overPositions && !holds(loop.access))) continue;
-        if (loop.posAccess >= 0 && !holds(loop.posAccess)) loop.posAccess = -1;
+        if (loop.posAccess >= 0 && !holds(loop.posAccess)) {
+          loop.posAccess = -1;
+          loop.var = loop.of;
+        }
         body = forallStmt(loop, (*l)->depth, body);
       }
       return body;
