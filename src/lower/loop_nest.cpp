@@ -608,11 +608,13 @@ class Scheduler {
       if (vd <= d) continue;
       (has(rest, v) ? t.vars : t.summed).push_back(v);
     }
-    for (const IndexVar& v : mine)
-      if (nest_.coordLoopOf(v) > site.outer && nest_.coordLoopOf(v) < d && !has(rest, v))  // t would hold one term of the sum per value of v
+    for (const IndexVar& v : mine) {
+      const int vd = nest_.coordLoopOf(v);
+      if (vd > site.outer && vd < d && !has(rest, v))  // t would hold one term of the sum per value of v
         fail("the loop over " + at.name() + " does not enclose the sum over " + v.name() +
              " (only '" + c.expr.str() + "' uses " + v.name() + ", and its loop runs outside); " +
              (c.kind == K::LoopFuse ? "fuse" : "precompute") + " at " + v.name() + " or an outer loop");
+    }
     for (const IndexVar& v : lhsVars(site))  // a broadcast output variable would be skipped below `at`
       if (nest_.coordLoopOf(v) > d && !has(t.vars, v)) {
         bool inRest = false;
