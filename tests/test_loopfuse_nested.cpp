@@ -196,8 +196,9 @@ TEST(LoopFuseNested, Rejections) {
 }
 
 TEST(LoopFuseNested, ComposesWithLoopsOutsideTheFusion) {
-  // reorder below the fusion point, split / divide / pos / fuse of loops outside it, and
-  // parallelize of the outer shared loop, before one or two fusions.
+  // reorder below the fusion point, split / divide / pos / fuse of loops outside it (and
+  // a block loop of j between the two fusions), and parallelize of the outer shared
+  // loop, before one or two fusions.
   std::mt19937_64 rng(8);
   const std::string sddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
   std::vector<Operand> pair = {{"B", randomCoo({9, 8}, 0.4, rng), fmt("ds")},
@@ -212,10 +213,13 @@ TEST(LoopFuseNested, ComposesWithLoopsOutsideTheFusion) {
   }
   std::vector<Operand> in = tripleOperands(rng, 9, 8, 4, 3, 5, 0.4);
   for (const char* s : {"split(i,i0,i1,4),parallelize(i0),loopfuse(i1),loopfuse(j)",
-                        "divide(i,i0,i1,2),loopfuse(i1),loopfuse(j),parallelize(i0)"}) {
+                        "divide(i,i0,i1,2),loopfuse(i1),loopfuse(j),parallelize(i0)",
+                        "split(j,j0,j1,2),loopfuse(i),loopfuse(j1)"}) {
     SCOPED_TRACE(s);
     expectAllThreads(kTriple, in, DenseFormat(2), s);
   }
   std::map<std::string, TensorBase> t = tensorsOf(in, "A", {9, 5});
-  expectScheduleRejected(t, kTriple, "split(j,j0,j1,2),loopfuse(i),loopfuse(j1)", {"loopfuse(i)", "below i unsplit"});
+  // l0 runs outside j in the producer of the fusion at i.
+  expectScheduleRejected(t, kTriple, "split(l,l0,l1,2),reorder(i,l0,j,k,l1,m),loopfuse(i),loopfuse(j)",
+                         {"loopfuse(j)", "l0 splits l", "may not cross the fusion point"});
 }

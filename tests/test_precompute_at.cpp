@@ -159,7 +159,8 @@ TEST(PrecomputeAt, Rejections) {
   expectRejected(m, "precompute(B(i,j,k)*D(k,l),t,q)", {"unknown index variable q"});
   expectRejected(m, "precompute(B(i,j,k)*D(k,l),C,j)", {"a name that no tensor of the assignment has"});
   expectRejected(m, "precompute(B(i,j,k)+D(k,l),t,j)", {"is not some of the tensor factors"});
-  expectRejected(m, "precompute(B(i,j,k)*D(k,l),t,j),split(k,k0,k1,2)", {"needs the loops below j unsplit"});
+  expectRejected(m, "precompute(B(i,j,k)*D(k,l),t,j),split(k,k0,k1,2),reorder(i,k0,j,k1,l)",
+                 {"k0 splits k", "may not cross the fusion point"});
   expectRejected(m, "precompute(B(i,j,k)*D(k,l),t,j),parallelize(l)", {"cannot be parallel"});
   expectRejected(m, "precompute(B(i,j,k)*D(k,l),t,j),precompute(B(i,j,k)*C(j,l),u,j)", {"precompute(B(i,j,k) * C(j,l),u,j)", "encloses an earlier fusion or precompute at a loop"});
   expectRejected("S(i,l) = B(i,j,k) * C(j,l) * D(k,l)", "precompute(B(i,j,k)*D(k,l),t,j)", {"needs a dense output"});

@@ -117,8 +117,17 @@ class Schedule {
   /// runs outside `at`), at a loop enclosing an earlier fusion, or at a loop both sides
   /// of an earlier one run where both could split: ScheduleError. It is
   /// precompute(producer, temporary, at) with the producer chosen for you, and shares its
-  /// rules: the loops below `at` unsplit (split, divide, pos and fuse apply to loops
-  /// outside it), serial loops below `at`, a dense output.
+  /// rules. Commands before or after it (it is placed in the final nest) may split,
+  /// divide, reorder and unroll loops below `at`: the producer and the consumer each run
+  /// the loops of the variables their factors use, in the scheduled order, so a split of
+  /// k that only the producer sums strip-mines the producer's loop, one of l that only
+  /// the consumer uses the consumer's (`loopfuse(j),split(l,l0,l1,8),split(k,k0,k1,16)`),
+  /// and one of a variable both use (the row t_i(l) of <SpMM, GEMM> at i) both nests'
+  /// loops. pos(v, vp, B) below `at` iterates B's positions in the nest that has B, and
+  /// v's coordinates in the other. Refused (ScheduleError): a block loop outside `at`
+  /// over a variable bound below it (the split would cross the fusion point), fuse + pos
+  /// blocks below `at`, a parallel loop below `at` (its iterations would race on the
+  /// temporary: parallelize `at` or a loop outside it), a sparse output.
   /// In a distributed schedule (DistributedKernel, `tessel run -m`) it fuses the leaf
   /// kernel's loops: each rank runs the fused nest on its local boxes. `at` names a loop
   /// that runs in the leaf, written before or after distribute: named before, a loop that

@@ -353,8 +353,29 @@ class Scheduler {
     /// Depth of the loop whose where holds this nest (-1: the kernel's own assignment); the
     /// loops down to it bind fixed values for the assignment, not sums.
     int outer = -1;
+    std::vector<const Loop*> above;  ///< the loops enclosing `at`, outer first (placeAt)
     bool root() const { return outer < 0; }
   };
+
+  /// Appends the loops from `s` down to (not including) `target`; false if it is not in s.
+  static bool pathTo(const IndexStmtNode* s, const IndexStmtNode* target, std::vector<const Loop*>& out) {
+    if (s == target) return true;
+    switch (s->kind) {
+      case IndexStmtNode::Kind::Forall:
+        out.push_back(&s->loop);
+        if (pathTo(s->body.get(), target, out)) return true;
+        out.pop_back();
+        return false;
+      case IndexStmtNode::Kind::Where:
+        return pathTo(s->consumer.get(), target, out) || pathTo(s->producer.get(), target, out);
+      case IndexStmtNode::Kind::Sequence:
+        for (const IndexStmt& st : s->stmts)
+          if (pathTo(st.get(), target, out)) return true;
+        return false;
+      case IndexStmtNode::Kind::Assign: return false;
+    }
+    return false;
+  }
 
   /// The perfect nests holding a loop named `at`; `enclosing` gets whether some loop so
   /// named holds an earlier where instead.
@@ -364,7 +385,7 @@ class Scheduler {
     switch (n->kind) {
       case IndexStmtNode::Kind::Forall: {
         if (n->loop.var == at) {
-          Site site{n, {}, nullptr, outer};
+          Site site{n, {}, nullptr, outer, {}};
           const IndexStmtNode* m = n->body.get();
           for (; m->kind == IndexStmtNode::Kind::Forall; m = m->body.get()) site.below.push_back(m);
           if (m->kind == IndexStmtNode::Kind::Assign) {
@@ -431,7 +452,10 @@ class Scheduler {
          "the command applies to both; name a loop that only one of them runs");
   }
 
-  IndexStmt placeAt(const IndexStmt& root, const Site& site, const ScheduleCommand& c) {
+  IndexStmt placeAt(const IndexStmt& root, Site site, const ScheduleCommand& c) {
+    if (site.at->loop.kind != Loop::Kind::Coord)
+      fail(c.vars[0].name() + " is the outer loop of a split; fuse at a loop over coordinates");
+    pathTo(root.get(), site.at, site.above);
     return precomputeAt(root, site, c.kind == K::LoopFuse ? fusedProducer(site, c) : c);
   }
 
@@ -447,9 +471,21 @@ class Scheduler {
     IndexExpr access = denseTemporary(t->name, p_.outputType(), t->vars, p_.assignment);
     rest.push_back(access);
     IndexExpr produced = productOf(mine), consumed = productOf(rest);
+    // A loop over one operand's positions (pos) runs over coordinates in a side without
+    // that operand (named by its variable there), which then has no blocks of those
+    // positions to run.
     auto nestOver = [&](const IndexExpr& e, IndexStmt body) {
-      for (auto l = site.below.rbegin(); l != site.below.rend(); ++l)
-        if (mentions(e, (*l)->loop.of)) body = forallStmt((*l)->loop, (*l)->depth, body);
+      const std::vector<const tessel::ExprNode*> in = accessesIn(e);
+      auto holds = [&](int a) { return std::count(in.begin(), in.end(), p_.inputs[a].node) > 0; };
+      for (auto l = site.below.rbegin(); l != site.below.rend(); ++l) {
+        Loop loop = (*l)->loop;
+        if (!mentions(e, loop.of) || (loop.overPositions && !holds(loop.access))) continue;
+        if (loop.posAccess >= 0 && !holds(loop.posAccess)) {
+          loop.posAccess = -1;
+          loop.var = loop.of;
+        }
+        body = forallStmt(loop, (*l)->depth, body);
+      }
       return body;
     };
     IndexStmt consumer = nestOver(consumed, assignStmt(site.leaf->lhs, consumed, site.leaf->accumulate));
@@ -503,21 +539,30 @@ class Scheduler {
     const IndexVar& at = c.vars[0];
     const int d = site.at->depth;
     // Loops outside `at` may be split or iterate positions (they only choose which
-    // iterations of the shared loops run); below it the producer and consumer each
-    // re-run their own loops, which must bind one variable each.
-    if (site.at->loop.kind != Loop::Kind::Coord)
-      fail(at.name() + " is the outer loop of a split; fuse at a loop over coordinates");
-    for (size_t e = 0; e < nest_.loops.size(); e++) {
-      const Loop& l = nest_.loops[e];
-      if (static_cast<int>(e) > d && (l.kind != Loop::Kind::Coord || l.posAccess >= 0))
-        fail("a temporary at a loop needs the loops below " + at.name() +
-             " unsplit (split, divide, pos or fuse only loops outside it; " + l.var.name() + " runs below)");
-      if (static_cast<int>(e) <= d && l.kind == Loop::Kind::Chunk)
-        for (const IndexVar& v : l.touches())
-          if (nest_.coordLoopOf(v) > d)
-            fail("a temporary at a loop needs the loops below " + at.name() + " unsplit (" + l.var.name() +
-                 " splits " + v.name() + ", which runs below " + at.name() + ")");
+    // iterations of the shared loops run); below it the producer and consumer each run
+    // their own copies of the loops their expressions use, split and over positions as
+    // scheduled, but not a block loop outside `at` over a variable bound below it (the
+    // split would cross the fusion point), not one block loop over two levels' positions
+    // (fuse + pos), and serially: each iteration of `at` has one temporary, which
+    // parallel iterations below it would race on.
+    for (const IndexStmtNode* below : site.below) {
+      const Loop& l = below->loop;
+      if (l.fusedOuter)
+        fail(l.var.name() + " blocks the positions of two fused loops below " + at.name() +
+             " (fuse + pos); fuse and split those loops outside " + at.name() + ", or split each one");
+      if (l.parallel)
+        throw ScheduleError("schedule command " + l.parallelCommand + ": " + l.var.name() + " runs below " +
+                            at.name() + " (" + cmd_->str() + "), whose loops run once per temporary and cannot " +
+                            "be parallel: their iterations would race on it; parallelize " + at.name() +
+                            " or a loop outside it");
     }
+    for (const Loop* l : site.above)
+      if (l->kind == Loop::Kind::Chunk)
+        for (const IndexVar& v : l->touches())
+          if (nest_.coordLoopOf(v) > d)
+            fail(l->var.name() + " splits " + v.name() + ", which runs below " + at.name() +
+                 ", and runs outside it: a split may not cross the fusion point (keep " + l->var.name() +
+                 " below " + at.name() + ", or fuse at " + v.name() + "'s loop or an outer one)");
     std::vector<IndexExpr> have, want;
     factorsOf(site.leaf->rhs, have);
     factorsOf(c.expr, want);
@@ -559,17 +604,19 @@ class Scheduler {
       for (const IndexVar& v : n->vars)
         if (!has(mine, v)) mine.push_back(v);
     for (const IndexVar& v : mine) {
-      int vd = find(v);
+      int vd = nest_.coordLoopOf(v);
       if (vd <= d) continue;
       (has(rest, v) ? t.vars : t.summed).push_back(v);
     }
-    for (const IndexVar& v : mine)
-      if (find(v) > site.outer && find(v) < d && !has(rest, v))  // t would hold one term of the sum per value of v
+    for (const IndexVar& v : mine) {
+      const int vd = nest_.coordLoopOf(v);
+      if (vd > site.outer && vd < d && !has(rest, v))  // t would hold one term of the sum per value of v
         fail("the loop over " + at.name() + " does not enclose the sum over " + v.name() +
              " (only '" + c.expr.str() + "' uses " + v.name() + ", and its loop runs outside); " +
              (c.kind == K::LoopFuse ? "fuse" : "precompute") + " at " + v.name() + " or an outer loop");
+    }
     for (const IndexVar& v : lhsVars(site))  // a broadcast output variable would be skipped below `at`
-      if (find(v) > d && !has(t.vars, v)) {
+      if (nest_.coordLoopOf(v) > d && !has(t.vars, v)) {
         bool inRest = false;
         for (size_t f = 0; f < have.size(); f++)
           if (!used[f])

@@ -706,7 +706,7 @@ class LoopLowerer {
     if (d->kind != IndexStmtNode::Kind::Forall)  // a where is entered from its loop's cases
       throw InternalError("lowering met a where or sequence outside a loop's case");
     const Loop& loop = d->loop;
-    if (env.inLocal && loop.kind == Loop::Kind::Coord && !mentions(e, loop.of)) return descend(d->body.get(), e, env);
+    if (env.inLocal && !mentions(e, loop.of)) return descend(d->body.get(), e, env);  // blocks of it too
     if (loop.kind == Loop::Kind::Chunk) return lowerChunk(d, e, env);
     const int tuneFrom = tuner_.sites();
     const IndexVar& v = loop.of;

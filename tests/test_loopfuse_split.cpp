@@ -1,0 +1,401 @@
+// loopfuse(v) with split, divide, pos, reorder and unroll of loops below the fusion
+// point, in the producer's or the consumer's nest: each fused and split kernel equals
+// the fused one without splits, the perfect nest and plain loops written here, on
+// several formats, degenerate shapes (empty rows, extents of 0 and 1, block sizes past
+// the extent or not dividing it) and 1, 2 and 4 threads (the loop over i parallel);
+// random product chains fused at every loop with random splits below it; the
+// rejections name the command and the reason.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <random>
+
+#include "support/test_support.h"
+#include "support/tool_runner.h"
+#include "tessel/kernel.h"
+#include "tessel/parser.h"
+#include "tessel/syntax.h"
+
+using namespace tessel;
+using namespace tessel::testing;
+
+namespace {
+
+Format fmt(const std::string& s) { return Format::parse(s); }
+using Values = std::map<std::vector<int64_t>, double>;
+
+const std::string kSddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
+const std::string kSpmmGemm = "A(i,m) = B(i,j) * C(j,l) * D(l,m)";
+const std::string kTriple = "A(i,m) = B(i,j) * C(i,k) * D(j,k) * E(j,l) * F(l,m)";
+
+/// The dense output (dims `out`) of `expr` over `in` under `schedule` on `threads` threads.
+Values run(const std::string& expr, const std::vector<Operand>& in, const std::vector<int64_t>& out,
+           const std::string& schedule, int threads = 1) {
+  std::map<std::string, TensorBase> t;
+  for (const Operand& o : in) t.emplace(o.name, makeTensor(o.name, o.data, o.format));
+  TensorBase A("A", Datatype::Float64, out, DenseFormat(static_cast<int>(out.size())));
+  t.emplace("A", A);
+  Assignment a = parseAssignment(expr, t);
+  Kernel::compile(a, parseSchedule(schedule, a))->run(a, threads);
+  CooData c = A.toCoo();
+  Values m;
+  for (int64_t e = 0; e < c.nnz(); e++)
+    if (c.values[e] != 0)
+      m[std::vector<int64_t>(c.coords.begin() + e * c.order(), c.coords.begin() + (e + 1) * c.order())] = c.values[e];
+  return m;
+}
+
+/// Entries of x and y agree within a relative 1e-10 (absent = 0).
+::testing::AssertionResult same(const Values& x, const Values& y) {
+  auto at = [](const Values& m, const std::vector<int64_t>& k) {
+    auto it = m.find(k);
+    return it == m.end() ? 0.0 : it->second;
+  };
+  Values keys = x;
+  keys.insert(y.begin(), y.end());
+  for (auto& [k, unused] : keys) {
+    double a = at(x, k), b = at(y, k);
+    if (std::abs(a - b) > 1e-10 * std::max({1.0, std::abs(a), std::abs(b)})) {
+      std::string c;
+      for (int64_t v : k) c += (c.empty() ? "" : ",") + std::to_string(v);
+      return ::testing::AssertionFailure() << "at (" << c << "): " << a << " vs " << b;
+    }
+  }
+  return ::testing::AssertionSuccess();
+}
+
+/// A 2-d operand as a row-major dense array (duplicates summed).
+std::vector<double> dense(const CooData& c) {
+  std::vector<double> d(static_cast<size_t>(c.dims[0] * c.dims[1]));
+  for (int64_t e = 0; e < c.nnz(); e++) d[c.coords[2 * e] * c.dims[1] + c.coords[2 * e + 1]] += c.values[e];
+  return d;
+}
+
+/// Drops the zeros a plain loop leaves (the kernels' outputs are read without them).
+Values nonzero(const Values& v) {
+  Values out;
+  for (auto& [k, x] : v)
+    if (x != 0) out[k] = x;
+  return out;
+}
+
+/// Every schedule equals `plain` alone at 1 thread and with `parallel` appended at 2 and
+/// 4 (parallelize(i), or for B in COO, whose rows are merged sequentially, blocks of i
+/// where i is not the fusion point, else on one thread).
+void expectSchedules(const std::string& expr, const std::vector<Operand>& in, const std::vector<int64_t>& out,
+                     const std::vector<std::string>& schedules, const Values& plain,
+                     const std::string& parallel = ",parallelize(i)") {
+  for (const std::string& s : schedules) {
+    SCOPED_TRACE(s);
+    EXPECT_TRUE(same(run(expr, in, out, s), plain));
+    for (int threads : {2, 4}) EXPECT_TRUE(same(run(expr, in, out, s + parallel, threads), plain)) << threads;
+  }
+}
+
+bool coo(const std::string& f) { return f == "uq"; }
+
+}  // namespace
+
+TEST(LoopFuseSplit, SddmmSpmmSplitsInTheProducerAndTheConsumer) {
+  // loopfuse(j): the producer sums over k into the scalar t_j, the consumer loops over l;
+  // k's and l's loops split, divided, reordered and unrolled below j.
+  std::mt19937_64 rng(21);
+  const std::vector<std::string> schedules = {
+      "loopfuse(j),split(l,l0,l1,4)",
+      "loopfuse(j),split(k,k0,k1,2)",
+      "loopfuse(j),split(k,k0,k1,16),divide(l,l0,l1,3)",
+      "split(l,l0,l1,1),loopfuse(j),unroll(l1,2)",
+      "loopfuse(j),reorder(l,k),split(l,l0,l1,2)",
+      "split(k,k0,k1,3),split(k1,k2,k3,2),loopfuse(j),unroll(k3,4)"};
+  for (auto [m, n, K, L] : std::vector<std::array<int64_t, 4>>{
+           {7, 6, 5, 9}, {1, 1, 1, 1}, {5, 4, 3, 1}, {6, 5, 1, 3}, {4, 5, 0, 2}, {4, 5, 3, 0}})
+    for (const char* f : {"ds", "ss", "dd", "uq"}) {
+      CooData B = randomCoo({m, n}, 0.35, rng), C = randomCoo({m, K}, 1, rng), D = randomCoo({n, K}, 1, rng),
+              E = randomCoo({n, L}, 1, rng);
+      std::vector<Operand> in = {{"B", B, fmt(f)}, {"C", C, fmt("dd")}, {"D", D, fmt("dd")}, {"E", E, fmt("dd")}};
+      std::vector<double> c = dense(C), d = dense(D), e = dense(E);
+      Values plain;
+      for (int64_t x = 0; x < B.nnz(); x++) {
+        int64_t i = B.coords[2 * x], j = B.coords[2 * x + 1];
+        double dot = 0;
+        for (int64_t k = 0; k < K; k++) dot += c[i * K + k] * d[j * K + k];
+        for (int64_t l = 0; l < L; l++) plain[{i, l}] += B.values[x] * dot * e[j * L + l];
+      }
+      plain = nonzero(plain);
+      SCOPED_TRACE(std::string(f) + " " + std::to_string(m) + "x" + std::to_string(n) + " k " + std::to_string(K) +
+                   " l " + std::to_string(L));
+      EXPECT_TRUE(same(run(kSddmmSpmm, in, {m, L}, "loopfuse(j)"), plain));
+      EXPECT_TRUE(same(run(kSddmmSpmm, in, {m, L}, ""), plain));
+      expectSchedules(kSddmmSpmm, in, {m, L}, schedules, plain,
+                      coo(f) ? ",split(i,i0,i1,2),parallelize(i0)" : ",parallelize(i)");
+    }
+}
+
+TEST(LoopFuseSplit, SpmmGemmSharedLoopsAndPositions) {
+  // loopfuse(i): the producer fills the row t(l) = sum_j B(i,j) * C(j,l), the consumer
+  // reads it over l and m. l runs in both nests (a split of it splits both); pos(j, jp, B)
+  // blocks B's positions in the producer; pos(l, lp, C) iterates C's positions in the
+  // producer while the consumer, which has no C, runs over l's coordinates.
+  std::mt19937_64 rng(22);
+  for (auto [m, n, L, M] : std::vector<std::array<int64_t, 4>>{{9, 7, 5, 6}, {1, 1, 1, 1}, {6, 4, 3, 1}, {5, 0, 2, 3}})
+    for (const char* f : {"ds", "ss", "uq", "dd"})
+      for (const char* cf : {"dd", "ds"}) {
+        CooData B = randomCoo({m, n}, 0.3, rng), C = randomCoo({n, L}, std::string(cf) == "dd" ? 1.0 : 0.5, rng),
+                D = randomCoo({L, M}, 1, rng);
+        std::vector<Operand> in = {{"B", B, fmt(f)}, {"C", C, fmt(cf)}, {"D", D, fmt("dd")}};
+        std::vector<double> c = dense(C), d = dense(D);
+        Values plain;
+        for (int64_t x = 0; x < B.nnz(); x++)
+          for (int64_t l = 0; l < L; l++)
+            for (int64_t mm = 0; mm < M; mm++)
+              plain[{B.coords[2 * x], mm}] += B.values[x] * c[B.coords[2 * x + 1] * L + l] * d[l * M + mm];
+        plain = nonzero(plain);
+        std::vector<std::string> schedules = {"loopfuse(i),split(l,l0,l1,4)", "loopfuse(i),split(m,m0,m1,3),unroll(m1,2)",
+                                              "loopfuse(i),reorder(m,l),split(m,m0,m1,8)", "loopfuse(i),divide(j,j0,j1,3)"};
+        if (std::string(f) != "dd") {
+          schedules.push_back("loopfuse(i),pos(j,jp,B),split(jp,jp0,jp1,2)");
+          schedules.push_back("pos(j,jp,B),divide(jp,p0,p1,3),loopfuse(i),divide(l,l0,l1,2)");
+        }
+        if (std::string(cf) == "ds") {
+          schedules.push_back("loopfuse(i),pos(l,lp,C)");
+          schedules.push_back("loopfuse(i),pos(l,lp,C),split(lp,lp0,lp1,2),split(m,m0,m1,2)");
+        }
+        SCOPED_TRACE(std::string(f) + " C " + cf + " " + std::to_string(m) + "x" + std::to_string(n) + " l " +
+                     std::to_string(L) + " m " + std::to_string(M));
+        EXPECT_TRUE(same(run(kSpmmGemm, in, {m, M}, "loopfuse(i)"), plain));
+        EXPECT_TRUE(same(run(kSpmmGemm, in, {m, M}, ""), plain));
+        expectSchedules(kSpmmGemm, in, {m, M}, schedules, plain, coo(f) ? "" : ",parallelize(i)");
+      }
+}
+
+TEST(LoopFuseSplit, NestedFusionsSplitEachNest) {
+  // <SDDMM, SpMM, GEMM> fused at i, then j: splits of k (the inner producer), l (both
+  // sides of the inner fusion and the outer consumer), m (the outer consumer), and a
+  // block loop of j between the two fusions.
+  std::mt19937_64 rng(23);
+  const int64_t M = 8, N = 7, K = 4, L = 5, P = 3;
+  for (const char* f : {"ds", "ss", "uq"}) {
+    CooData B = randomCoo({M, N}, 0.3, rng), C = randomCoo({M, K}, 1, rng), D = randomCoo({N, K}, 1, rng),
+            E = randomCoo({N, L}, 1, rng), F = randomCoo({L, P}, 1, rng);
+    std::vector<Operand> in = {{"B", B, fmt(f)},    {"C", C, fmt("dd")}, {"D", D, fmt("dd")},
+                               {"E", E, fmt("dd")}, {"F", F, fmt("dd")}};
+    std::vector<double> c = dense(C), d = dense(D), e = dense(E), ff = dense(F);
+    Values plain;
+    for (int64_t x = 0; x < B.nnz(); x++) {
+      int64_t i = B.coords[2 * x], j = B.coords[2 * x + 1];
+      double dot = 0;
+      for (int64_t k = 0; k < K; k++) dot += c[i * K + k] * d[j * K + k];
+      for (int64_t l = 0; l < L; l++)
+        for (int64_t p = 0; p < P; p++) plain[{i, p}] += B.values[x] * dot * e[j * L + l] * ff[l * P + p];
+    }
+    plain = nonzero(plain);
+    SCOPED_TRACE(f);
+    expectSchedules(kTriple, in, {M, P},
+                    {"loopfuse(i),loopfuse(j),split(l,l0,l1,4),split(k,k0,k1,3)",
+                     "loopfuse(i),loopfuse(j),divide(m,m0,m1,2)", "split(j,j0,j1,2),loopfuse(i),loopfuse(j1),split(k,k0,k1,2)",
+                     "loopfuse(i),pos(j,jp,B),split(jp,jp0,jp1,2),loopfuse(jp1),split(l,l0,l1,3)",
+                     "split(m,m0,m1,2),reorder(i,m0,j,k,l,m1),loopfuse(i),loopfuse(j)"},
+                    plain, coo(f) ? "" : ",parallelize(i)");
+  }
+}
+
+TEST(LoopFuseSplit, MttkrpAndPrecomputeAtAgainstReference) {
+  // <MTTKRP, GEMM> fused at i (the producer sums B(i,k,l) * C(l,j) * D(k,j) over k and l
+  // into t(j)), and precompute(e, t, j) of MTTKRP, which shares the rules.
+  std::mt19937_64 rng(24);
+  for (const char* f : {"sss", "dss"})
+    for (double density : {0.3, 0.0}) {
+      std::vector<Operand> in = {{"B", randomCoo({6, 5, 7}, density, rng), fmt(f)},
+                                 {"C", randomCoo({7, 4}, 1, rng), fmt("dd")},
+                                 {"D", randomCoo({5, 4}, 1, rng), fmt("dd")},
+                                 {"E", randomCoo({4, 3}, 1, rng), fmt("dd")}};
+      const std::string e = "A(i,m) = B(i,k,l) * C(l,j) * D(k,j) * E(j,m)";
+      SCOPED_TRACE(std::string(f) + " density " + std::to_string(density));
+      Values perfect = run(e, in, {6, 3}, "");
+      for (const char* s : {"loopfuse(i),split(j,j0,j1,2)", "loopfuse(i),pos(l,lp,B),split(lp,lp0,lp1,2),parallelize(i)",
+                            "loopfuse(i),divide(m,m0,m1,2),split(k,k0,k1,3),parallelize(i)"}) {
+        expectAllThreads(e, in, DenseFormat(2), s);
+        EXPECT_TRUE(same(run(e, in, {6, 3}, s), perfect)) << s;
+      }
+      std::vector<Operand> mt = {in[0], {"C", randomCoo({5, 4}, 1, rng), fmt("dd")}, {"D", in[1].data, fmt("dd")}};
+      for (const char* s : {"precompute(B(i,j,k)*D(k,l),t,j),split(k,k0,k1,2),parallelize(i)",
+                            "precompute(B(i,j,k)*D(k,l),t,j),pos(k,kp,B),split(kp,kp0,kp1,3),split(l,l0,l1,3)",
+                            // t's index l under another name (bound's lb): still a row over l
+                            "precompute(B(i,j,k)*D(k,l),t,j),bound(l,lb,4)"})
+        expectAllThreads("A(i,l) = B(i,j,k) * C(j,l) * D(k,l)", mt, DenseFormat(2), s);
+    }
+}
+
+TEST(LoopFuseSplit, EmitShowsTheSplitLoopsInTheirNest) {
+  std::mt19937_64 rng(25);
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({5, 6}, 0.4, rng), fmt("ds"))},
+                                         {"C", makeTensor("C", randomCoo({5, 3}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({6, 3}, 1, rng), fmt("dd"))},
+                                         {"E", makeTensor("E", randomCoo({6, 2}, 1, rng), fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {5, 2}, fmt("dd"))}};
+  Assignment a = parseAssignment(kSddmmSpmm, t);
+  std::string c = Kernel::emitC(a, parseSchedule("loopfuse(j),split(l,l0,l1,8),split(k,k0,k1,16)", a));
+  EXPECT_NE(c.find("forall(i, forall(j, where(forall(l0 by 8, forall(l1, A(i,l) = E(j,l) * t_j)), "
+                   "forall(k0 by 16, forall(k1, t_j += B(i,j) * C(i,k) * D(j,k))))))"),
+            std::string::npos)
+      << c.substr(0, 1500);
+  // <SpMM, GEMM>: l's blocks in both nests, B's blocks of positions in the producer only.
+  std::map<std::string, TensorBase> s = {{"B", makeTensor("B", randomCoo({5, 6}, 0.4, rng), fmt("ds"))},
+                                         {"C", makeTensor("C", randomCoo({6, 3}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({3, 2}, 1, rng), fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {5, 2}, fmt("dd"))}};
+  Assignment g = parseAssignment(kSpmmGemm, s);
+  std::string e = Kernel::emitC(g, parseSchedule("loopfuse(i),pos(j,jp,B),split(jp,jp0,jp1,2),split(l,l0,l1,4)", g));
+  EXPECT_NE(e.find("where(forall(l0 by 4, forall(l1, forall(m, A(i,m) = D(l,m) * t_i(l)))), forall(jp0 by 2 positions, "
+                   "forall(jp1, forall(l0 by 4, forall(l1, t_i(l) += B(i,j) * C(j,l))))))"),
+            std::string::npos)
+      << e.substr(0, 1500);
+  // pos(l, lp, C): C's positions in the producer; the consumer, without C, loops over l.
+  s["C"] = makeTensor("C", randomCoo({6, 3}, 0.5, rng), fmt("ds"));
+  Assignment h = parseAssignment(kSpmmGemm, s);
+  std::string p = Kernel::emitC(h, parseSchedule("loopfuse(i),pos(l,lp,C),split(lp,lp0,lp1,2)", h));
+  EXPECT_NE(p.find("forall(i, where(forall(l, forall(m, A(i,m) = D(l,m) * t_i(l))), forall(j, forall(lp0 by 2 "
+                   "positions, forall(lp1, t_i(l) += B(i,j) * C(j,l))))))"),
+            std::string::npos)
+      << p.substr(0, 1500);
+}
+
+TEST(LoopFuseSplit, Rejections) {
+  std::mt19937_64 rng(26);
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({5, 6}, 0.4, rng), fmt("ds"))},
+                                         {"C", makeTensor("C", randomCoo({5, 3}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({6, 3}, 1, rng), fmt("dd"))},
+                                         {"E", makeTensor("E", randomCoo({6, 2}, 1, rng), fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {5, 2}, fmt("dd"))}};
+  // A block loop outside j over l, which runs below it: the split crosses the fusion point.
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),split(l,l0,l1,2),reorder(i,l0,j,k,l1)",
+                         {"loopfuse(j)", "l0 splits l", "may not cross the fusion point"});
+  // Parallel loops below the fusion point would race on its temporary.
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),split(k,k0,k1,2),parallelize(k0)",
+                         {"parallelize(k0,cpu_thread,no_races)", "runs below j (loopfuse(j))", "race"});
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),parallelize(l)", {"parallelize(l", "cannot be parallel"});
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),split(q,q0,q1,2)", {"split(q,q0,q1,2)", "unknown index variable q"});
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),pos(k,kp,C)", {"pos(k,kp,C)", "dense"});
+  expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),split(k,k0,k1,2),loopfuse(k0)",
+                         {"loopfuse(k0)", "outer loop of a split"});
+  // One block loop over two levels' positions (fuse + pos) below the fusion point.
+  std::map<std::string, TensorBase> m = {{"B", makeTensor("B", randomCoo({4, 5, 6}, 0.4, rng), fmt("sss"))},
+                                         {"C", makeTensor("C", randomCoo({6, 3}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({5, 3}, 1, rng), fmt("dd"))},
+                                         {"E", makeTensor("E", randomCoo({3, 2}, 1, rng), fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {4, 2}, fmt("dd"))}};
+  expectScheduleRejected(m, "A(i,m) = B(i,k,l) * C(l,j) * D(k,j) * E(j,m)",
+                         "loopfuse(i),fuse(k,l,f),pos(f,fp,B),split(fp,p0,p1,4)",
+                         {"loopfuse(i)", "p0 blocks the positions of two fused loops below i"});
+}
+
+TEST(LoopFuseSplit, ToolEmitsTheSplitNestAndExitsTwoOnBadSchedules) {
+  std::filesystem::path dir = makeScratchDir("tessel-fusesplit");
+  Result ok = runTool(dir, {"run", kSddmmSpmm, "-f", "B:ds", "-f", "C:dd", "-f", "D:dd", "-f", "E:dd", "-g",
+                            "B:uniform:40,30,4", "-g", "C:dense:40,5", "-g", "D:dense:30,5", "-g", "E:dense:30,7", "-s",
+                            "loopfuse(j),split(l,l0,l1,4),split(k,k0,k1,2),parallelize(i)", "--threads", "2", "--check"});
+  EXPECT_EQ(ok.code, 0) << ok.err;
+  EXPECT_NE(ok.err.find("check: OK"), std::string::npos) << ok.err;
+  Result emit = runTool(dir, {"emit", kSddmmSpmm, "-f", "B:ds", "-s", "loopfuse(j),split(l,l0,l1,4)"});
+  EXPECT_EQ(emit.code, 0) << emit.err;
+  EXPECT_NE(emit.out.find("where(forall(l0 by 4, forall(l1, A(i,l) = E(j,l) * t_j))"), std::string::npos);
+  Result bad = runTool(dir, {"emit", kSddmmSpmm, "-f", "B:ds", "-s", "loopfuse(j),parallelize(l)"});
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_NE(bad.err.find("parallelize(l,cpu_thread,no_races)"), std::string::npos) << bad.err;
+  removeScratchDir(dir);
+}
+
+TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
+  // The chains of LoopFuse.RandomProductChainsAtEveryLoop fused at each loop, with one or
+  // two random splits or divides of loops below it (sometimes after a pos of a random
+  // operand over one of them, sometimes the inner loop unrolled): every fusion that is
+  // accepted without them is accepted with them (only the pos may be refused, naming
+  // itself) and matches the reference.
+  std::mt19937_64 rng(27);
+  const std::vector<std::string> chains = {
+      "A(i,l) = B(i,j) * C(j,k) * D(k,l)",           "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)",
+      "A(i,k) = B(i,j) * C(j,k) * D(j,k)",           "A(i,l) = B(i,j) * C(j,k) * D(k,l) * E(i,l)",
+      "A(i,j) = B(i,k) * C(k,l) * D(l,j)",           "A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)",
+      "a(i) = B(i,j) * C(j,k) * x(k)",               "A(i,j,l) = B(i,j,k) * C(k,l)"};
+  const std::vector<std::string> sparse = {"ds", "ss", "dd", "ds:1,0", "uq"};
+  int split = 0, posAccepted = 0, posRefused = 0;
+  for (const std::string& expr : chains)
+    for (int round = 0; round < 4; round++) {
+      std::vector<Operand> in;
+      std::map<char, int64_t> extent;
+      for (char v : std::string("ijkl")) extent[v] = std::uniform_int_distribution<int64_t>(1, 7)(rng);
+      for (const TensorUse& u : scanTensors(expr)) {
+        if (u.isOutput) continue;
+        std::vector<int64_t> dims;
+        size_t at = expr.find(u.name + "(", expr.find('=')) + u.name.size() + 1;
+        for (int m = 0; m < u.order; m++) dims.push_back(extent[expr[at + 2 * m]]);
+        Format f = u.order == 2 ? fmt(sparse[std::uniform_int_distribution<size_t>(0, sparse.size() - 1)(rng)])
+                   : u.order == 3 ? fmt("sss")
+                                  : DenseFormat(u.order);
+        in.push_back({u.name, randomCoo(dims, 0.5, rng), f});
+      }
+      const Format out = DenseFormat(scanTensors(expr)[0].order);
+      for (const char* at : {"i", "j", "k", "l"}) {
+        const std::string fuse = std::string("loopfuse(") + at + ")";
+        try {
+          (void)matchesReferenceScheduled(expr, in, out, [&](const std::vector<IndexVar>&) { return fuse; }, 1);
+        } catch (const ScheduleError&) {
+          continue;  // refused without splits (LoopFuse.RandomProductChainsAtEveryLoop)
+        }
+        std::string s, pos;
+        auto schedule = [&](const std::vector<IndexVar>& order) {
+          std::vector<std::string> below;
+          bool past = false;
+          for (const IndexVar& v : order) {
+            if (past) below.push_back(v.name());
+            past |= v.name() == at;
+          }
+          s = fuse;
+          pos.clear();
+          if (!below.empty() && rng() % 2) {  // positions of a random operand over a random loop
+            size_t pick = std::uniform_int_distribution<size_t>(0, below.size() - 1)(rng);
+            const Operand& o = in[std::uniform_int_distribution<size_t>(0, in.size() - 1)(rng)];
+            pos = "pos(" + below[pick] + "," + below[pick] + "p," + o.name + ")";
+            s += "," + pos;
+            below[pick] += "p";
+          }
+          int n = std::uniform_int_distribution<int>(1, 2)(rng);
+          for (int c = 0; c < n && !below.empty(); c++) {
+            size_t pick = std::uniform_int_distribution<size_t>(0, below.size() - 1)(rng);
+            const std::string v = below[pick], o = v + "o" + std::to_string(c), i = v + "i" + std::to_string(c);
+            int64_t factor = std::uniform_int_distribution<int64_t>(1, 9)(rng);
+            s += std::string(rng() % 2 ? ",split(" : ",divide(") + v + "," + o + "," + i + "," +
+                 std::to_string(factor) + ")";
+            if (rng() % 3 == 0) s += ",unroll(" + i + ",2)";
+            // A second split of it splits its inner loop (not of positions: already split).
+            if (!pos.empty() && v == below[pick] && pos.find("," + v + ",") != std::string::npos)
+              below.erase(below.begin() + static_cast<std::ptrdiff_t>(pick));
+            else
+              below[pick] = i;
+          }
+          return s;
+        };
+        int threads = round % 2 ? 2 : 1;
+        try {
+          ::testing::AssertionResult r = matchesReferenceScheduled(expr, in, out, schedule, threads);
+          EXPECT_TRUE(r) << expr << " " << s;
+          split++;
+          posAccepted += !pos.empty();
+        } catch (const ScheduleError& e) {
+          // Only the pos may be refused (a dense level, an operand without the variable),
+          // and its message names it.
+          if (pos.empty() || std::string(e.what()).find("schedule command " + pos + ":") == std::string::npos)
+            ADD_FAILURE() << expr << " " << s << ": " << e.what();
+          else
+            posRefused++;
+        }
+      }
+    }
+  EXPECT_GT(split, 20);
+  EXPECT_GT(posAccepted, 4);
+  EXPECT_GT(posRefused, 3);
+  std::printf("%d fused and split (%d with a pos), %d pos refused\n", split, posAccepted, posRefused);
+}
