@@ -419,17 +419,3 @@ TEST(DistLoopFuse, Rejections) {
 }
 
 }  // namespace
-
-int main(int argc, char** argv) {
-  ::testing::InitGoogleTest(&argc, argv);
-  // Only rank 0 prints gtest's report; every rank's verdict decides the exit code.
-  if (worldRank() != 0) {
-    auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
-    delete listeners.Release(listeners.default_result_printer());
-  }
-  int rc = RUN_ALL_TESTS();
-  const int worst = static_cast<int>(reduceOverRanks(rc, true));
-  if (rc != 0) std::fprintf(stderr, "rank %d: failed\n", worldRank());
-  finalizeDistributed();
-  return worst;
-}
