@@ -2,11 +2,11 @@
 // the expression that remains, emits a dense loop (when some case needs every
 // coordinate), a single-iterator loop, or a while loop per lattice point that merges
 // sorted coordinates; each case body binds the variable, resolves level positions of
-// inputs and output, and recurses on the case's expression.
+// inputs and output, and recurses on the case's expression. How a parallel loop hands
+// its iterations to threads is lower/parallel_loops.h's.
 #include "lower/lower_loops.h"
 
 #include <algorithm>
-#include <functional>
 #include <map>
 #include <set>
 
@@ -17,6 +17,7 @@
 #include "lower/merge_lattice.h"
 #include "lower/merge_tuner.h"
 #include "lower/output_assembly.h"
+#include "lower/parallel_loops.h"
 #include "lower/position_search.h"
 #include "lower/prefetch.h"
 #include "lower/semiring_ir.h"
@@ -81,7 +82,7 @@ class LoopLowerer {
     std::vector<Stmt> afterRows;  // a vector mask is scattered once, before every loop
     if (!(phase_ == Phase::Symbolic && plan_.growRows)) maskRows_.scatter(env, p_.assignment.rhs, s, afterRows);
     if (!(phase_ == Phase::Symbolic && plan_.growRows)) {  // (assembly only allocates)
-      Stmt loops = threadCopies(descend(nest_.stmt.get(), p_.assignment.rhs, env));
+      Stmt loops = par_.threadCopies(descend(nest_.stmt.get(), p_.assignment.rhs, env));
       for (auto& st : streamFlags_) s.push_back(st);
       std::vector<int> tuned;
       for (auto& st : tuner_.declare(0, true, intImm(0), &tuned)) s.push_back(st);  // merges outside parallel loops
@@ -367,14 +368,6 @@ class LoopLowerer {
     throw ScheduleError("schedule command " + l.parallelCommand + ": " + why);
   }
 
-  /// How a scheduled loop runs: a parallel loop over blocks takes its own share first,
-  /// one over coordinates guided chunks (rows differ in work).
-  static ir::LoopInfo loopInfo(const Loop& l) {
-    if (!l.parallel) return ir::serialLoop(l.unroll);
-    return ir::cpuParallel(l.kind == Loop::Kind::Chunk ? ir::ParallelStrategy::OwnSharesFirst : ir::ParallelStrategy::Guided,
-                           l.unroll);
-  }
-
   /// bound(i, ib, n): the promise is checked when the kernel starts.
   std::vector<Stmt> boundChecks() {
     std::vector<Stmt> s;
@@ -419,120 +412,6 @@ class LoopLowerer {
       begin = b;
       end = e;
     }
-  }
-
-  /// One-pass parallel rows: each thread gets one contiguous range of the iterations
-  /// [begin, end), cut where the estimated work (OutputAssembly::workBefore; for sums,
-  /// the output bound) is evenly divided, instead of iterations handed out one by one.
-  /// A thread then appends all its rows in one window (or its own arrays), so the
-  /// compaction after the loop moves one run per thread (half the output on 2 threads)
-  /// rather than one per block (all of it).
-  /// `rowAt(c)`: the first row of iteration c; rowAt(end) is the row after the last.
-  Stmt threadRanges(const Loop& l, const Expr& c, const Expr& begin, const Expr& end,
-                    const std::function<Expr(const Expr&)>& rowAt, std::vector<Stmt> body, int tuneFrom) {
-    std::vector<Stmt> s;
-    Expr nt = declared("nthreads", maxThreads(), s);
-    Expr base = declared("work_lo", out_.workBefore(rowAt(begin)), s);
-    Expr total = declared("work_n", sub(out_.workBefore(rowAt(end)), base), s);
-    Expr t = var(sym_.fresh("t"), i64());
-    std::vector<Stmt> range = out_.iterationPrologue(t);
-    // The first iteration whose row starts at or after the k-th of nt shares of the work.
-    auto cut = [&](const Expr& k, const std::string& name) {
-      Expr share = add(mul(binary(ExprOp::Div, total, nt), k),
-                       binary(ExprOp::Div, mul(binary(ExprOp::Mod, total, nt), k), nt));
-      Expr target = declared(name + "_target", add(base, share), range);
-      Expr lo = declared(name, begin, range), hi = declared(name + "_hi", end, range);
-      Expr mid = var(sym_.fresh("mid"), i64());
-      Stmt step = block({decl(mid, add(lo, binary(ExprOp::Div, sub(hi, lo), intImm(2)))),
-                         ifThen(lt(out_.workBefore(rowAt(mid)), target), assign(lo, add(mid, intImm(1))),
-                                assign(hi, mid))});
-      range.push_back(whileLoop(lt(lo, hi), step));
-      return lo;
-    };
-    Expr first = cut(t, l.var.name() + "_from");
-    Expr last = cut(add(t, intImm(1)), l.var.name() + "_to");
-    // The last thread also takes trailing rows the bound gives nothing (empty rows).
-    Expr stop = declared(l.var.name() + "_stop", select(eq(add(t, intImm(1)), nt), end, last), range);
-    std::vector<int> tuned;
-    for (auto& st : tuner_.declare(tuneFrom, true, t, &tuned)) range.push_back(st);  // one range per thread
-    if (out_.fillsDownward())
-      range.push_back(pairedRange(l, c, first, stop, t, nt, rowAt, body, range));
-    else
-      range.push_back(forRange(c, first, stop, block(body), ir::serialLoop(l.unroll)));
-    for (auto& st : tuner_.finish(tuned)) range.push_back(st);
-    for (auto& st : out_.rangeEpilogue(t)) range.push_back(st);
-    s.push_back(forRange(t, intImm(0), nt, block(range), cpuParallel(ParallelStrategy::StaticChunk1)));
-    return block(s);
-  }
-
-  /// One-pass parallel rows, one thread's iterations [first, stop): an even thread
-  /// with a partner (t + 1 < nt) runs them in blocks of about kDownwardBlock bound
-  /// entries, last block first, each block's entries moved up to meet the next block's
-  /// (OutputAssembly::downwardBlockEnd), so they end where the partner's window starts;
-  /// other threads run them in one block, in order.
-  Stmt pairedRange(const Loop& l, const Expr& c, const Expr& first, const Expr& stop, const Expr& t, const Expr& nt,
-                   const std::function<Expr(const Expr&)>& rowAt, const std::vector<Stmt>& body,
-                   std::vector<Stmt>& s) {
-    constexpr int64_t kDownwardBlock = 16384;  // about 200 KB of a double CSR: the shift stays in L2
-    Expr down = declared("down", binary(ExprOp::And, eq(binary(ExprOp::Mod, t, intImm(2)), intImm(0)),
-                                        lt(add(t, intImm(1)), nt)), s);
-    Expr n = declared("n_iter", sub(stop, first), s);
-    Expr hi = declared("hi", out_.boundOffset(rowAt(stop)), s);
-    Expr span = binary(ExprOp::Max, sub(hi, out_.boundOffset(rowAt(first))), intImm(1));
-    Expr perDown = binary(ExprOp::Min, binary(ExprOp::Div, mul(n, intImm(kDownwardBlock)), span), n);
-    Expr per = declared("per", binary(ExprOp::Max, select(down, perDown, n), intImm(1)), s);
-    Expr b = var(sym_.fresh("b"), i64());
-    Expr c1 = var(sym_.fresh("c_hi"), i64()), c0 = var(sym_.fresh("c_lo"), i64()), lo = var(sym_.fresh("lo"), i64());
-    std::vector<Stmt> blk = {
-        decl(c1, select(down, sub(stop, mul(b, per)), minOf(add(first, mul(add(b, intImm(1)), per)), stop))),
-        decl(c0, select(down, binary(ExprOp::Max, first, sub(c1, per)), add(first, mul(b, per)))),
-        decl(lo, intImm(0))};
-    blk.push_back(ifThen(down, block(out_.downwardBlockStart(lo, hi, rowAt(c0), rowAt(c1)))));
-    blk.push_back(forRange(c, c0, c1, block(body), ir::serialLoop(l.unroll)));
-    blk.push_back(ifThen(down, out_.downwardBlockEnd(lo, hi, rowAt(c0), rowAt(c1))));
-    Expr blocks = binary(ExprOp::Div, add(n, sub(per, intImm(1))), per);
-    return forRange(b, intImm(0), blocks, block(blk));
-  }
-
-  /// The body of one iteration of a parallel loop: it starts its own output window
-  /// (one-pass parallel assembly); under the temporary strategy it writes the thread's
-  /// own copy of the output.
-  Stmt threadBody(const Loop& l, std::vector<Stmt> body, int tuneFrom) {
-    if (l.parallel && phase_ == Phase::Numeric) {
-      std::vector<Stmt> start = out_.iterationPrologue();
-      // The state would restart every iteration (a row, perhaps): no trials there.
-      for (auto& st : tuner_.declare(tuneFrom, false, intImm(0))) start.push_back(st);
-      body.insert(body.begin(), start.begin(), start.end());
-    }
-    if (!(l.parallel && pp_.temporary && phase_ == Phase::Numeric)) return block(body);
-    Expr vals = sym_.vals(0);
-    Expr size = sym_.tensorField(0, "vals_size");
-    Expr tid = threadNum();
-    body.insert(body.begin(), decl(var(vals->name, vals->type), add(tmp_, mul(tid, size))));
-    return block(body);
-  }
-
-  /// Temporary strategy: zeroed copies before the loop nest, summed into the output
-  /// after it. Around the whole nest, not the parallel loop: a parallel loop inside a
-  /// row loop would otherwise allocate, zero and sum whole-output copies once per row
-  /// (quadratic). Deferring the sum is exact because every write adds (plan.scatter)
-  /// and nothing in the nest reads the output's values.
-  Stmt threadCopies(const Stmt& loops) {
-    if (!(pp_.temporary && phase_ == Phase::Numeric)) return loops;
-    Expr vals = sym_.vals(0);
-    Expr size = sym_.tensorField(0, "vals_size");
-    Expr nt = var(sym_.fresh("nthreads"), i64()), total = var(sym_.fresh("ntmp"), i64());
-    Expr t = var(sym_.fresh("t"), i64()), x = var(sym_.fresh("x"), i64());
-    std::vector<Stmt> s = {decl(nt, maxThreads()),
-                           decl(total, mul(nt, size)), decl(tmp_), alloc(tmp_, total, !out_.needsZeroFill())};
-    if (out_.needsZeroFill()) s.push_back(out_.fillWithZero(tmp_, total));
-    s.push_back(loops);
-    s.push_back(forRange(t, intImm(0), nt,
-                         forRange(x, intImm(0), size,
-                                  store(vals, x, load(tmp_, add(mul(t, size), x)), reduceOpOf(semiring())),
-                                  cpuParallel(ParallelStrategy::Static))));
-    s.push_back(freeArray(tmp_));
-    return block(s);
   }
 
   /// A block loop of a split: restricts the loops inside to one block of coordinates or
@@ -604,11 +483,11 @@ class LoopLowerer {
     }
     body.push_back(descend(d->body.get(), e, inner));
     if (l.parallel && phase_ == Phase::Numeric && out_.threadRangesOfRows() && !l.overPositions) {
-      s.push_back(threadRanges(l, c, intImm(0), count, [&](const Expr& k) { return minOf(add(lo, mul(k, size)), hi); },
-                               body, tuneFrom));
+      s.push_back(par_.threadRanges(l, c, intImm(0), count,
+                                    [&](const Expr& k) { return minOf(add(lo, mul(k, size)), hi); }, body, tuneFrom));
       return block(s);
     }
-    s.push_back(forRange(c, intImm(0), count, threadBody(l, body, tuneFrom), loopInfo(l)));
+    s.push_back(forRange(c, intImm(0), count, par_.threadBody(l, body, tuneFrom), loopInfo(l)));
     return block(s);
   }
 
@@ -757,10 +636,10 @@ class LoopLowerer {
       body.push_back(caseChain(d, L.points, env, iv, vv));
       for (int a : its) body.push_back(advance(iv[a], vv));
       if (loop.parallel && phase_ == Phase::Numeric && out_.threadRangesOfRows()) {
-        s.push_back(threadRanges(loop, vv, lo, hi, [](const Expr& r) { return r; }, body, tuneFrom));
+        s.push_back(par_.threadRanges(loop, vv, lo, hi, [](const Expr& r) { return r; }, body, tuneFrom));
         return block(s);
       }
-      s.push_back(forRange(vv, lo, hi, threadBody(loop, body, tuneFrom), loopInfo(loop)));
+      s.push_back(forRange(vv, lo, hi, par_.threadBody(loop, body, tuneFrom), loopInfo(loop)));
       return block(s);
     }
 
@@ -770,7 +649,8 @@ class LoopLowerer {
       std::vector<Stmt> body = {decl(vv, coordAt(env, a, iv[a].pos)), caseBody(d, L.points[0], env, iv, vv)};
       if (d->depth > 0 && d->depth + 1 == depthLimit_ && phase_ == Phase::Numeric && !loop.parallel)
         s.push_back(prefetchAhead(p_, sym_, a, static_cast<int>(env.in[a].size()), iv[a].beginValue, streamFlags_));
-      s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, threadBody(loop, body, tuneFrom), loopInfo(loop)));
+      s.push_back(forRange(iv[a].pos, iv[a].beginValue, iv[a].endValue, par_.threadBody(loop, body, tuneFrom),
+                           loopInfo(loop)));
       return block(s);
     }
     if (loop.parallel) {
@@ -811,8 +691,8 @@ class LoopLowerer {
   int depthLimit_;
   LocalTemporaries locals_;  ///< precompute(e, t, at) and loopfuse, numeric phase
   MergeTuner tuner_{sym_};
+  ParallelLoops par_{p_, sym_, out_, tuner_, pp_, phase_};  ///< parallel loops' ranges, bodies, output copies
   MaskRows maskRows_{p_, sym_, pp_.loop < 0};  ///< masks read by row (Problem::maskByRow)
-  Expr tmp_ = var("tessel_thread_copies", ptr(p_.outputType()));
   std::vector<Stmt> streamFlags_;  ///< declared before the loops: whether prefetchAhead's hints run
   /// Nested lattices multiply, and each case evaluates its own expression: bound the
   /// code (and so the C compiler's time) of one kernel. Real kernels use a few hundred.
