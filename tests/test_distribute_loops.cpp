@@ -485,7 +485,13 @@ TEST(DistributeLoops, LoopFuseSchedulesTheLeafAtItsLoop) {
   EXPECT_EQ(leafOf("loopfuse(i)," + d), "loopfuse(i)");
   EXPECT_EQ(leafOf(d + ",loopfuse(ii,ti)"), "loopfuse(i,ti)");
   EXPECT_EQ(leafOf(d + ",loopfuse(j,ii)"), "loopfuse(j,ii)");  // a temporary's name is not a loop
-  EXPECT_EQ(leafOf("loopfuse(i)," + d + ",divide(ii,ia,ib,2)"), "divide(i,ia,ib,2),reorder(ia,ib,l,j,k),loopfuse(ib)");
+  // Split in the leaf: the leaf keeps the single-node default order (the assignment's
+  // order would put l above j, where loopfuse(j) splits nothing); a user's reorder stays.
+  EXPECT_EQ(leafOf("loopfuse(i)," + d + ",divide(ii,ia,ib,2)"), "divide(i,ia,ib,2),loopfuse(ib)");
+  EXPECT_EQ(leafOf(d + ",divide(k,ko,ki,2),loopfuse(j)"), "divide(k,ko,ki,2),loopfuse(j)");
+  EXPECT_EQ(leafOf(d + ",loopfuse(j),split(k,k0,k1,4)"), "split(k,k0,k1,4),loopfuse(j)");
+  EXPECT_EQ(leafOf(d + ",reorder(ii,l,j,k),split(k,k0,k1,4),loopfuse(j)"),
+            "split(k,k0,k1,4),reorder(i,l,j,k0,k1),loopfuse(j)");
   // Below a step loop: the leaf starts under it.
   EXPECT_EQ(leafOf(d + ",divide(ii,ia,ib,2),communicate({A,B,C,D,E},ia),loopfuse(ib),loopfuse(j)"),
             "loopfuse(i),loopfuse(j)");

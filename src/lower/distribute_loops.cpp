@@ -111,6 +111,7 @@ class DistScheduler {
     } else if (n == "reorder") {
       if (args.size() < 2) fail("reorder needs at least two loops");
       reorder(args);
+      reordered_ = true;
     } else if (n == "distribute") {
       distribute(args);
     } else if (n == "communicate") {
@@ -349,6 +350,7 @@ class DistScheduler {
   std::string substituteText_;
   std::vector<ScheduleText> leafCommands_;
   std::vector<size_t> loopfuses_;  ///< the loopfuse commands among leafCommands_
+  bool reordered_ = false;  ///< the schedule has a reorder command (distribute's own moves aside)
   bool leafStarted_ = false;  ///< a leaf command came: fuse/pos after it are the leaf's
   std::optional<std::vector<std::string>> fuse_;  ///< fuse(i,j,f) awaiting its pos
   std::string fuseName_;
@@ -604,8 +606,14 @@ spmd::Program DistScheduler::finish(const std::map<std::string, Placement>& plac
     // The leaf loops in the assignment's own order, unsplit, are left to the single-node
     // default (which orders sparse operands' loops concordantly: SpGEMM's i, k, j);
     // any other order is the user's and is kept.
-    bool natural = cmds.empty();
-    for (size_t k = 1; k < loops.size(); k++) natural &= spaceOfLoop(loops[k - 1]) < spaceOfLoop(loops[k]);
+    // A fused leaf keeps the default order through its splits too: the assignment's order
+    // puts A(i,l)'s l above j, where loopfuse(j) would split nothing.
+    const bool fuses = std::any_of(leafCommands_.begin(), leafCommands_.end(),
+                                   [](const ScheduleText& c) { return c.name == "loopfuse"; });
+    bool natural = fuses ? !reordered_ : cmds.empty();
+    for (size_t k = 1; k < loops.size(); k++)
+      natural &= fuses ? spaceOfLoop(loops[k - 1]) <= spaceOfLoop(loops[k])
+                       : spaceOfLoop(loops[k - 1]) < spaceOfLoop(loops[k]);
     if (loops.size() >= 2 && !natural) cmds.push_back("reorder(" + join(loops) + ")");
     for (const ScheduleText& c : leafCommands_) {
       std::vector<std::string> args;

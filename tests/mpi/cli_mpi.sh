@@ -473,6 +473,10 @@ loopfuse)
   expect_check fused-before-distribute 3 run "$SS" -m 3 "${SSDIST[@]}" "${SSGEN[@]}" \
     -s "loopfuse(j),distribute({i},{io},{ii})" -o A:before.tns
   same_file fused-before-distribute-file one-fused.tns before.tns 0
+  # Splits in the leaf below the fusion point (the leaf keeps the default loop order).
+  expect_check fused-leaf-split 2 run "$SS" -m 2 "${SSDIST[@]}" "${SSGEN[@]}" \
+    -s "distribute({i},{io},{ii}),divide(k,ko,ki,2),loopfuse(j),split(l,l0,l1,2)" -o A:leafsplit.tns
+  same_file fused-leaf-split-file one-perfect.tns leafsplit.tns 1e-12
   expect_check fused-default-schedule 4 run "$SS" -m 4 "${SSGEN[@]}" -s "loopfuse(j)" --time -o A:default.tns
   CASE=fused-default-schedule-said
   if grep -q '^schedule: loopfuse(j),distribute(' err.txt; then pass; else fail "no schedule line with the fusion"; fi
