@@ -301,7 +301,9 @@ TEST(LoopFuse, Rejections) {
   // A split loop below j may not run outside it (test_loopfuse_split.cpp: splits below).
   expectScheduleRejected(t, kSddmmSpmm, "split(l,l0,l1,2),reorder(i,l0,j,k,l1),loopfuse(j)",
                          {"loopfuse(j)", "l0 splits l", "may not cross the fusion point"});
-  expectScheduleRejected(t, kSddmmSpmm, "split(i,i0,i1,2),loopfuse(i0)", {"loopfuse(i0)", "outer loop of a split"});
+  // At a block loop of coordinates it fuses (test_loopfuse_split.cpp); not at one of positions.
+  expectScheduleRejected(t, kSddmmSpmm, "fuse(i,j,f),pos(f,fp,B),split(fp,f0,f1,2),loopfuse(f0)",
+                         {"loopfuse(f0)", "blocks an operand's positions"});
   // Every factor uses the output's variables below i: nothing left to produce.
   expectScheduleRejected(t, "A(i,l) = G(i,l) * H(i,l)", "loopfuse(i)", {"loopfuse(i)", "splits nothing"});
   // A sum the fusion would break: k and l, which only the producer uses, run outside j.
@@ -397,8 +399,9 @@ TEST(LoopFuse, AutomaticChoiceFusesTwice) {
   Assignment a = parseAssignment("A(i,m) = B(i,j) * C(i,k) * D(j,k) * E(j,l) * F(l,m)", t);
   for (int threads : {1, 2}) {
     ScheduleChoice c = defaultSchedule(a, threads);
-    EXPECT_EQ(c.schedule.str().substr(0, 23), "loopfuse(i),loopfuse(j)") << c.schedule.str();
-    EXPECT_NE(c.reason.find("fused at i, then j (loopfuse)"), std::string::npos) << c.reason;
+    // Rows of 5 entries on average: fused at blocks of i (FusedAtBlocksOfRows).
+    EXPECT_EQ(c.schedule.str().substr(0, 56), "split(i,i_block,i_in,256),loopfuse(i_block),loopfuse(j)") << c.schedule.str();
+    EXPECT_NE(c.reason.find("fused at blocks of i, then j (loopfuse)"), std::string::npos) << c.reason;
     Kernel::compile(a, c.schedule)->run(a, threads);
     std::string why;
     EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;

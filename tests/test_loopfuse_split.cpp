@@ -3,8 +3,9 @@
 // the fused one without splits, the perfect nest and plain loops written here, on
 // several formats, degenerate shapes (empty rows, extents of 0 and 1, block sizes past
 // the extent or not dividing it) and 1, 2 and 4 threads (the loop over i parallel);
-// random product chains fused at every loop with random splits below it; the
-// rejections name the command and the reason.
+// random product chains fused at every loop with random splits below it; fusion at
+// the outer loop of a split (blocks of rows, the temporary one block); the rejections
+// name the command and the reason.
 #include <gtest/gtest.h>
 
 #include <array>
@@ -17,6 +18,8 @@
 #include "support/tool_runner.h"
 #include "tessel/kernel.h"
 #include "tessel/parser.h"
+#include "tessel/reference.h"
+#include "tessel/schedule.h"
 #include "tessel/syntax.h"
 
 using namespace tessel;
@@ -279,8 +282,12 @@ TEST(LoopFuseSplit, Rejections) {
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),parallelize(l)", {"parallelize(l", "cannot be parallel"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),split(q,q0,q1,2)", {"split(q,q0,q1,2)", "unknown index variable q"});
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),pos(k,kp,C)", {"pos(k,kp,C)", "dense"});
+  // At the block loop of k below j, t_j's producer keeps every factor (t_j has no index).
   expectScheduleRejected(t, kSddmmSpmm, "loopfuse(j),split(k,k0,k1,2),loopfuse(k0)",
-                         {"loopfuse(k0)", "outer loop of a split"});
+                         {"loopfuse(k0)", "splits nothing"});
+  // A block of positions (fuse + pos) is no set of rows to hold a temporary for.
+  expectScheduleRejected(t, kSddmmSpmm, "fuse(i,j,f),pos(f,fp,B),split(fp,f0,f1,4),loopfuse(f0)",
+                         {"loopfuse(f0)", "f0 blocks an operand's positions (pos)"});
   // One block loop over two levels' positions (fuse + pos) below the fusion point.
   std::map<std::string, TensorBase> m = {{"B", makeTensor("B", randomCoo({4, 5, 6}, 0.4, rng), fmt("sss"))},
                                          {"C", makeTensor("C", randomCoo({6, 3}, 1, rng), fmt("dd"))},
@@ -398,4 +405,120 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
   EXPECT_GT(posAccepted, 4);
   EXPECT_GT(posRefused, 3);
   std::printf("%d fused and split (%d with a pos), %d pos refused\n", split, posAccepted, posRefused);
+}
+
+TEST(LoopFuseSplit, FusedAtBlocksOfRows) {
+  // split(i, i0, i1, R), loopfuse(i0): per block of R rows the producer fills t(i, l) for
+  // the block's rows, then the consumer reads it (t is R rows, indexed from the block's
+  // first row). Block sizes of 1, not dividing the rows, past them; divide; splits
+  // below; the block loop parallel; B's rows empty, all rows empty, one row.
+  std::mt19937_64 rng(27);
+  const std::vector<std::string> schedules = {
+      "split(i,i0,i1,1),loopfuse(i0)",        "split(i,i0,i1,3),loopfuse(i0)",
+      "split(i,i0,i1,64),loopfuse(i0)",       "divide(i,i0,i1,3),loopfuse(i0)",
+      "split(i,i0,i1,2),loopfuse(i0),split(l,l0,l1,2)", "split(i,i0,i1,4),split(i1,i2,i3,2),loopfuse(i0)",
+      "split(i,i0,i1,3),loopfuse(i0),unroll(m,2)"};
+  for (auto [m, n, L, M] : std::vector<std::array<int64_t, 4>>{{9, 7, 5, 6}, {1, 1, 1, 1}, {6, 4, 3, 1}, {5, 0, 2, 3}})
+    for (const char* f : {"ds", "ss", "dd", "uq"}) {
+      CooData B = randomCoo({m, n}, 0.3, rng), C = randomCoo({n, L}, 1, rng), D = randomCoo({L, M}, 1, rng);
+      std::vector<Operand> in = {{"B", B, fmt(f)}, {"C", C, fmt("dd")}, {"D", D, fmt("dd")}};
+      std::vector<double> c = dense(C), d = dense(D);
+      Values plain;
+      for (int64_t x = 0; x < B.nnz(); x++)
+        for (int64_t l = 0; l < L; l++)
+          for (int64_t mm = 0; mm < M; mm++)
+            plain[{B.coords[2 * x], mm}] += B.values[x] * c[B.coords[2 * x + 1] * L + l] * d[l * M + mm];
+      plain = nonzero(plain);
+      SCOPED_TRACE(std::string(f) + " " + std::to_string(m) + "x" + std::to_string(n) + " l " + std::to_string(L) +
+                   " m " + std::to_string(M));
+      expectSchedules(kSpmmGemm, in, {m, M}, schedules, plain, coo(f) ? "" : ",parallelize(i0)");
+    }
+}
+
+TEST(LoopFuseSplit, FusedAtBlocksSddmmNestedAndMttkrp) {
+  std::mt19937_64 rng(28);
+  // <SDDMM, SpMM> at blocks of i: t(i, j) holds the block's rows of the sampled product.
+  for (const char* f : {"ds", "ss"}) {
+    const int64_t m = 7, n = 6, K = 3, L = 4;
+    CooData B = randomCoo({m, n}, 0.4, rng), C = randomCoo({m, K}, 1, rng), D = randomCoo({n, K}, 1, rng),
+            E = randomCoo({n, L}, 1, rng);
+    std::vector<Operand> in = {{"B", B, fmt(f)}, {"C", C, fmt("dd")}, {"D", D, fmt("dd")}, {"E", E, fmt("dd")}};
+    std::vector<double> c = dense(C), d = dense(D), e = dense(E);
+    Values plain;
+    for (int64_t x = 0; x < B.nnz(); x++) {
+      int64_t i = B.coords[2 * x], j = B.coords[2 * x + 1];
+      double dot = 0;
+      for (int64_t k = 0; k < K; k++) dot += c[i * K + k] * d[j * K + k];
+      for (int64_t l = 0; l < L; l++) plain[{i, l}] += B.values[x] * dot * e[j * L + l];
+    }
+    SCOPED_TRACE(f);
+    expectSchedules(kSddmmSpmm, in, {m, L}, {"split(i,i0,i1,2),loopfuse(i0)", "split(i,i0,i1,3),loopfuse(i0),loopfuse(j)"},
+                    nonzero(plain), ",parallelize(i0)");
+  }
+  // <SDDMM, SpMM, GEMM> at blocks of i, then at j inside the producer.
+  {
+    CooData B = randomCoo({8, 7}, 0.3, rng);
+    std::vector<Operand> in = {{"B", B, fmt("ds")}, {"C", randomCoo({8, 4}, 1, rng), fmt("dd")},
+                               {"D", randomCoo({7, 4}, 1, rng), fmt("dd")}, {"E", randomCoo({7, 5}, 1, rng), fmt("dd")},
+                               {"F", randomCoo({5, 3}, 1, rng), fmt("dd")}};
+    const Values perfect = run(kTriple, in, {8, 3}, "");
+    expectSchedules(kTriple, in, {8, 3}, {"split(i,i0,i1,3),loopfuse(i0),loopfuse(j)"}, perfect, ",parallelize(i0)");
+  }
+  // <MTTKRP, GEMM> at blocks of B's compressed rows (blocks of coordinates, some empty).
+  for (double density : {0.3, 0.0}) {
+    std::vector<Operand> in = {{"B", randomCoo({6, 5, 7}, density, rng), fmt("sss")},
+                               {"C", randomCoo({7, 4}, 1, rng), fmt("dd")},
+                               {"D", randomCoo({5, 4}, 1, rng), fmt("dd")},
+                               {"E", randomCoo({4, 3}, 1, rng), fmt("dd")}};
+    const std::string e = "A(i,m) = B(i,k,l) * C(l,j) * D(k,j) * E(j,m)";
+    const Values perfect = run(e, in, {6, 3}, "");
+    expectSchedules(e, in, {6, 3}, {"split(i,i0,i1,2),loopfuse(i0)", "divide(i,i0,i1,4),loopfuse(i0),split(k,k0,k1,2)"},
+                    perfect, ",parallelize(i0)");
+  }
+}
+
+TEST(LoopFuseSplit, BlockTemporaryHoldsOneBlock) {
+  // The temporary is R rows long, indexed from the block's first row; the producer runs
+  // over the whole block before the consumer.
+  std::mt19937_64 rng(30);
+  std::map<std::string, TensorBase> s = {{"B", makeTensor("B", randomCoo({50, 6}, 0.4, rng), fmt("ds"))},
+                                         {"C", makeTensor("C", randomCoo({6, 3}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({3, 2}, 1, rng), fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {50, 2}, fmt("dd"))}};
+  Assignment g = parseAssignment(kSpmmGemm, s);
+  const std::string c = Kernel::emitC(g, parseSchedule("split(i,i0,i1,16),loopfuse(i0)", g));
+  EXPECT_NE(c.find("forall(i0 by 16, where(forall(i1, forall(l, forall(m, A(i,m) = D(l,m) * t_i0(i,l)))), "
+                   "forall(i1, forall(j, forall(l, t_i0(i,l) += B(i,j) * C(j,l))))))"),
+            std::string::npos)
+      << c.substr(0, 1500);
+  EXPECT_NE(c.find("t_i0_len = 16 * C1_dim"), std::string::npos) << c;
+  EXPECT_NE(c.find("(i - i0_begin)"), std::string::npos) << c;
+}
+
+TEST(LoopFuseSplit, AutomaticChoiceFusesAtBlocksOfBusyRows) {
+  // The cost model's fused plan at the outermost loop runs at blocks of rows where rows
+  // have entries (4 or more a row) and per row where they are short: the block's consumer
+  // would run every row, the nest per row skips the empty ones.
+  std::mt19937_64 rng(29);
+  for (auto [density, blocks] : std::vector<std::pair<double, bool>>{{0.1, true}, {0.015, false}}) {
+    const int64_t m = 120, n = 100, K = 16, L = 8, P = 6;
+    std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({m, n}, density, rng), fmt("ds"))},
+                                           {"C", makeTensor("C", randomCoo({m, K}, 1, rng), fmt("dd"))},
+                                           {"D", makeTensor("D", randomCoo({n, K}, 1, rng), fmt("dd"))},
+                                           {"E", makeTensor("E", randomCoo({n, L}, 1, rng), fmt("dd"))},
+                                           {"F", makeTensor("F", randomCoo({L, P}, 1, rng), fmt("dd"))},
+                                           {"A", TensorBase("A", Datatype::Float64, {m, P}, fmt("dd"))}};
+    Assignment a = parseAssignment(kTriple, t);
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::to_string(density) + " at " + std::to_string(threads) + " threads");
+      ScheduleChoice c = defaultSchedule(a, threads);
+      const std::string s = c.schedule.str();
+      EXPECT_NE(s.find("loopfuse"), std::string::npos) << s << "\n" << c.reason;
+      EXPECT_EQ(s.rfind("split(i,i_block,i_in,256),loopfuse(i_block),loopfuse(j)", 0) == 0, blocks) << s;
+      EXPECT_EQ(c.reason.find("fused at blocks of i, then j") != std::string::npos, blocks) << c.reason;
+      Kernel::compile(a, c.schedule)->run(a, threads);
+      std::string why;
+      EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+    }
+  }
 }

@@ -65,6 +65,13 @@ struct LocalTemporary {
   /// A fiber of e's first sparse level over a summed variable shorter than this runs the
   /// plain nest instead (lower_loops.cpp, localOrPlain); 0: always the temporary.
   int64_t minFiber = 4;
+  /// At the outer loop of a split of coordinates (split or divide of `block`): t holds one
+  /// block's worth of `block`, indexed from the block's first coordinate, so it stays the
+  /// size of a block (SparseLNR's fusion after a split: the consumer reuses its other
+  /// operands across the block's rows). Unset when `at` is a loop over coordinates.
+  std::optional<IndexVar> block;
+  int64_t blockAmount = 0;  ///< the split's block size, or divide's number of pieces
+  bool blockDivide = false;
 };
 
 struct IndexStmtNode;

@@ -36,12 +36,25 @@ std::optional<LocalSplit> LocalTemporaryLowering::split(const IndexExpr& e) cons
   return LocalSplit{productOf(mine), productOf(rest)};
 }
 
+Expr LocalTemporaryLowering::extent(const IndexVar& v) const {
+  if (!t_.block || !(*t_.block == v)) return sym_.extent(v);
+  if (!t_.blockDivide) return intImm(t_.blockAmount);
+  // divide: blocks of ceil(range / pieces), at most ceil(extent / pieces).
+  return binary(ExprOp::Div, add(sym_.extent(v), intImm(t_.blockAmount - 1)), intImm(t_.blockAmount));
+}
+
 Expr LocalTemporaryLowering::index(const Env& env) const {
   Expr idx = intImm(0);
   for (const IndexVar& v : t_.vars) {
     auto b = env.bound.find(v.id());
     TESSEL_CHECK(b != env.bound.end(), "temporary " + t_.name + ": " + v.name() + " is not bound");
-    idx = add(mul(idx, sym_.extent(v)), b->second);
+    Expr at = b->second;
+    if (t_.block && *t_.block == v) {
+      auto lo = env.localBlockLo.find(&t_);
+      TESSEL_CHECK(lo != env.localBlockLo.end(), "temporary " + t_.name + ": read outside its block");
+      at = sub(at, lo->second);
+    }
+    idx = add(mul(idx, extent(v)), at);
   }
   auto row = env.localRows.find(&t_);
   TESSEL_CHECK(row != env.localRows.end(), "temporary " + t_.name + ": read outside its loop");
@@ -58,7 +71,7 @@ Stmt LocalTemporaryLowering::addTo(const Env& env, Expr v) const {
 std::vector<Stmt> LocalTemporaryLowering::allocate() const {
   if (scalar_) return {};
   Expr len = intImm(1);
-  for (const IndexVar& v : t_.vars) len = mul(len, sym_.extent(v));
+  for (const IndexVar& v : t_.vars) len = mul(len, extent(v));
   if (serial_) return {decl(len_, len), decl(all_), alloc(all_, binary(ExprOp::Max, len_, intImm(1)), false)};
   // Threads' rows kThreadGap elements apart: rows back to back shared a cache line at each
   // boundary (malloc aligns to 16 bytes), and every update of the producer's row then
@@ -76,6 +89,11 @@ std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
   Expr off = var(sym_.fresh(t_.name + "_row"), i64());
   env.localRows[&t_] = off;
   env.inLocal = true;
+  if (t_.block) {
+    auto r = env.range.find(t_.block->id());
+    TESSEL_CHECK(r != env.range.end(), "temporary " + t_.name + ": its block of " + t_.block->name() + " is not set");
+    env.localBlockLo[&t_] = r->second.first;
+  }
   Expr x = var(sym_.fresh(t_.name + "_x"), i64());
   Expr thread = serial_ ? intImm(0) : cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
   Datatype ct = sym_.computeType();

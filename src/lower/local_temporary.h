@@ -58,6 +58,8 @@ class LocalTemporaryLowering {
   bool scalar_ = false;                 ///< no index variables: a local scalar per iteration
 
   ir::Expr index(const Env& env) const;
+  /// t's extent along v: v's, or a block's when t is at the outer loop of v's split.
+  ir::Expr extent(const IndexVar& v) const;
 };
 
 /// The temporaries of every where at a loop of a nest, by where and by the access that

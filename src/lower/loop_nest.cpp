@@ -453,8 +453,10 @@ class Scheduler {
   }
 
   IndexStmt placeAt(const IndexStmt& root, Site site, const ScheduleCommand& c) {
-    if (site.at->loop.kind != Loop::Kind::Coord)
-      fail(c.vars[0].name() + " is the outer loop of a split; fuse at a loop over coordinates");
+    const Loop& l = site.at->loop;
+    if (l.kind == Loop::Kind::Chunk && l.overPositions)
+      fail(c.vars[0].name() + " blocks an operand's positions (pos); fuse at a loop over coordinates or the " +
+           "outer loop of a split of coordinates");
     pathTo(root.get(), site.at, site.above);
     return precomputeAt(root, site, c.kind == K::LoopFuse ? fusedProducer(site, c) : c);
   }
@@ -507,9 +509,13 @@ class Scheduler {
     std::vector<IndexExpr> have, producer;
     factorsOf(rhs, have);
     if (have.size() < 2) fail("the right-hand side " + rhs.str() + " is not a product to distribute");
+    // At the outer loop of a split, the split variable is shared: each side runs the
+    // block's own loop over it, and t holds the block.
+    const bool blocks = site.at->loop.kind == Loop::Kind::Chunk;
     std::vector<IndexVar> below;
     for (const IndexStmtNode* l : site.below)
-      if (has(lhsVars(site), l->loop.of)) below.push_back(l->loop.of);
+      if (has(lhsVars(site), l->loop.of) && !(blocks && l->loop.of == site.at->loop.of) && !has(below, l->loop.of))
+        below.push_back(l->loop.of);
     std::string consumerText;
     for (const IndexExpr& f : have) {
       bool consumer = f.kind() != ExprKind::Access;
@@ -576,6 +582,11 @@ class Scheduler {
     // does less work (<SpMM, GEMM> on luxembourg_osm, 1-3 entries per row: the plain nest
     // for fibers under 4 made it 0.55x the separate kernels).
     t.minFiber = c.kind == K::LoopFuse ? 2 : 4;
+    if (site.at->loop.kind == Loop::Kind::Chunk) {
+      t.block = site.at->loop.of;
+      t.blockAmount = site.at->loop.amount;
+      t.blockDivide = site.at->loop.divide;
+    }
     std::vector<bool> used(have.size(), false);
     for (const IndexExpr& w : want) {
       size_t f = 0;

@@ -481,7 +481,16 @@ class LoopLowerer {
         inner.range[l.fusedOuter->id()] = {ilo, ihi};
       }
     }
-    body.push_back(descend(d->body.get(), e, inner));
+    const IndexStmtNode* next = d->body.get();
+    if (next->kind == IndexStmtNode::Kind::Where && next->temporary) {
+      // Fused (or precomputed) at this block loop: t holds the block; the output's
+      // rows are resolved by the consumer's own loops below.
+      std::optional<LocalSplit> local;
+      if (!locals_.empty()) local = locals_.of(next).split(e);
+      body.push_back(local ? localWhere(next, *local, inner) : descend(next->unsplit.get(), e, inner));
+    } else {
+      body.push_back(descend(next, e, inner));
+    }
     if (l.parallel && phase_ == Phase::Numeric && out_.threadRangesOfRows() && !l.overPositions) {
       s.push_back(par_.threadRanges(l, c, intImm(0), count,
                                     [&](const Expr& k) { return minOf(add(lo, mul(k, size)), hi); }, body, tuneFrom));

@@ -58,6 +58,8 @@ struct Env {
   /// t starts; loops over variables the expression lacks are skipped (inLocal: producer
   /// and consumer each run only their own loops).
   std::map<const LocalTemporary*, ir::Expr> localRows;
+  /// A t at the outer loop of a split: the block's first coordinate (t's index 0).
+  std::map<const LocalTemporary*, ir::Expr> localBlockLo;
   bool inLocal = false;
   /// Computing a temporary: leaves add into it, not into the output.
   const LocalTemporaryLowering* localProducer = nullptr;
