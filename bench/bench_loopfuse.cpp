@@ -110,8 +110,9 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   // consumer's dense operand stays in cache across the block; per row, the producer's
   // rows evicted it every row. Fused further in: at the loop itself.
   std::string fusedSchedule = "loopfuse(" + f.at + ")" + par;
-  if (f.at == "i") {
-    const int64_t rows = std::max<int64_t>(1, 2048 / tempDims.back());
+  // On several threads, at least 4 blocks a thread (as the automatic choice).
+  const int64_t rows = std::min<int64_t>(2048 / tempDims.back(), outDims[0] / (4 * threads));
+  if (f.at == "i" && rows >= 2) {
     fusedSchedule = "split(i,i0,i1," + std::to_string(rows) + "),loopfuse(i0)" +
                     (threads > 1 ? ",parallelize(i0,cpu_thread,no_races)" : "");
   }

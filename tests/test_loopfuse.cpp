@@ -229,11 +229,7 @@ TEST(LoopFuse, RandomProductChainsAtEveryLoop) {
   // the default order. A fusion point that splits nothing or breaks a sum is a
   // ScheduleError; every other one must match the reference.
   std::mt19937_64 rng(5);
-  const std::vector<std::string> chains = {
-      "A(i,l) = B(i,j) * C(j,k) * D(k,l)",           "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)",
-      "A(i,k) = B(i,j) * C(j,k) * D(j,k)",           "A(i,l) = B(i,j) * C(j,k) * D(k,l) * E(i,l)",
-      "A(i,j) = B(i,k) * C(k,l) * D(l,j)",           "A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)",
-      "a(i) = B(i,j) * C(j,k) * x(k)",               "A(i,j,l) = B(i,j,k) * C(k,l)"};
+  const std::vector<std::string>& chains = productChains();
   const std::vector<std::string> sparse = {"ds", "ss", "dd", "ds:1,0"};
   int fused = 0, refused = 0;
   for (const std::string& expr : chains)

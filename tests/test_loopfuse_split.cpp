@@ -320,15 +320,11 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
   // two random splits or divides of loops below it (sometimes after a pos of a random
   // operand over one of them, sometimes the inner loop unrolled): every fusion that is
   // accepted without them is accepted with them (only the pos may be refused, naming
-  // itself) and matches the reference.
+  // itself) and matches the reference; so is the fusion at blocks of that loop.
   std::mt19937_64 rng(27);
-  const std::vector<std::string> chains = {
-      "A(i,l) = B(i,j) * C(j,k) * D(k,l)",           "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)",
-      "A(i,k) = B(i,j) * C(j,k) * D(j,k)",           "A(i,l) = B(i,j) * C(j,k) * D(k,l) * E(i,l)",
-      "A(i,j) = B(i,k) * C(k,l) * D(l,j)",           "A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)",
-      "a(i) = B(i,j) * C(j,k) * x(k)",               "A(i,j,l) = B(i,j,k) * C(k,l)"};
+  const std::vector<std::string>& chains = productChains();
   const std::vector<std::string> sparse = {"ds", "ss", "dd", "ds:1,0", "uq"};
-  int split = 0, posAccepted = 0, posRefused = 0;
+  int split = 0, posAccepted = 0, posRefused = 0, blocks = 0;
   for (const std::string& expr : chains)
     for (int round = 0; round < 4; round++) {
       std::vector<Operand> in;
@@ -399,12 +395,27 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
           else
             posRefused++;
         }
+        // The same fusion at blocks of the loop (the temporary one block of it): accepted
+        // wherever the fusion at the loop is.
+        const std::string b = std::string(at) + "b", bi = std::string(at) + "i";
+        const std::string blocked = std::string(rng() % 2 ? "split(" : "divide(") + at + "," + b + "," + bi + "," +
+                                    std::to_string(std::uniform_int_distribution<int>(1, 5)(rng)) + "),loopfuse(" + b + ")";
+        try {
+          EXPECT_TRUE(matchesReferenceScheduled(expr, in, out, [&](const std::vector<IndexVar>&) { return blocked; },
+                                                threads))
+              << expr << " " << blocked;
+          blocks++;
+        } catch (const ScheduleError& e) {
+          ADD_FAILURE() << expr << " " << blocked << ": " << e.what();
+        }
       }
     }
   EXPECT_GT(split, 20);
   EXPECT_GT(posAccepted, 4);
   EXPECT_GT(posRefused, 3);
-  std::printf("%d fused and split (%d with a pos), %d pos refused\n", split, posAccepted, posRefused);
+  EXPECT_EQ(blocks, split + posRefused);
+  std::printf("%d fused and split (%d with a pos), %d pos refused, %d fused at blocks\n", split, posAccepted,
+              posRefused, blocks);
 }
 
 TEST(LoopFuseSplit, FusedAtBlocksOfRows) {

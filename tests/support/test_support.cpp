@@ -281,4 +281,13 @@ std::string ScratchDirTest::file(const std::string& name, const std::string& byt
   return path(name);
 }
 
+const std::vector<std::string>& productChains() {
+  static const std::vector<std::string> chains = {
+      "A(i,l) = B(i,j) * C(j,k) * D(k,l)",           "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)",
+      "A(i,k) = B(i,j) * C(j,k) * D(j,k)",           "A(i,l) = B(i,j) * C(j,k) * D(k,l) * E(i,l)",
+      "A(i,j) = B(i,k) * C(k,l) * D(l,j)",           "A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)",
+      "a(i) = B(i,j) * C(j,k) * x(k)",               "A(i,j,l) = B(i,j,k) * C(k,l)"};
+  return chains;
+}
+
 }  // namespace tessel::testing

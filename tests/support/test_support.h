@@ -96,4 +96,8 @@ void expectScheduleRejected(const std::map<std::string, TensorBase>& tensors, co
 /// The shared data directory (../shared/data), or "" if missing.
 std::string dataDir();
 
+/// Products of 3 or 4 factors over i, j, k, l (and one 3-tensor), for the loop-fusion
+/// property tests: each fused at every loop, with random formats and splits.
+const std::vector<std::string>& productChains();
+
 }  // namespace tessel::testing
