@@ -14,6 +14,8 @@
 //
 // --quick leaves out the generated inputs beyond the L3 (minutes to generate and run).
 // --only runs the rows whose kernel and input names contain each word of TEXT (to profile one).
+#include <unistd.h>
+
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -197,17 +199,26 @@ int main(int argc, char** argv) {
     else std::printf("skipped %s: not present\n", p.c_str());
   }
   // Generated: one in the last-level cache's range (its dense operands, n x 64, are 10 MB
-  // each), and one whose separate temporary exceeds the 32 MB L3: 6M stored entries
-  // (SDDMM's T, values and coordinates: 72 MB) over 150000 rows (a dense n x 64 T: 77 MB).
+  // each), and one whose separate temporary is twice this machine's L3 (a dense n x 64 T;
+  // at least 150000 rows, 77 MB, beyond AMD's 32 MB per core complex; 1.06M rows, 540 MB,
+  // on a 260 MB Intel L3), 16 entries a row.
+  const long l3 = std::max(sysconf(_SC_LEVEL3_CACHE_SIZE), 32L << 20);
+  const int64_t bigRows = std::max<int64_t>(150000, 2 * l3 / (64 * 8));
   matrices.push_back({"uniform 20000 x 16", generateUniformMatrix(20000, 20000, 16, 1)});
-  if (!quick) matrices.push_back({"uniform 150000 x 40", generateUniformMatrix(150000, 150000, 40, 2)});
+  if (!quick)
+    matrices.push_back({"uniform " + std::to_string(bigRows) + " x 16",
+                        generateUniformMatrix(bigRows, bigRows, 16, 2)});
   std::vector<std::pair<std::string, CooData>> tensors;
   for (const char* name : {"kg-nations", "kg-umls", "kg-kinship", "aminoacid"}) {
     std::filesystem::path p = data / "tensors" / (std::string(name) + ".tns");
     if (std::filesystem::exists(p)) tensors.push_back({name, readTensorFile(p.string()).data});
   }
-  // Generated: T (rows x 32) is 77 MB, beyond the L3.
-  if (!quick) tensors.push_back({"uniform 300000 x 2000 x 2000, 6M", generateUniformTensor({300000, 2000, 2000}, 6000000, 3)});
+  // Generated: T (rows x 32) twice the L3 (at least 300000 rows, 77 MB), 20 entries a row.
+  const int64_t tensorRows = std::max<int64_t>(300000, 2 * l3 / (32 * 8));
+  if (!quick)
+    tensors.push_back({"uniform " + std::to_string(tensorRows) + " x 2000 x 2000, " +
+                           std::to_string(20 * tensorRows / 1000000) + "M",
+                       generateUniformTensor({tensorRows, 2000, 2000}, 20 * tensorRows, 3)});
 
   std::printf("loop fusion, %d thread(s), medians of %d rounds x %d calls (perfect nest: 1 call per round), ms\n\n",
               threads, rounds, reps);

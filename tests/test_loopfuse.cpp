@@ -428,3 +428,21 @@ TEST(LoopFuse, SeparateKernelsStoredLikeAFactor) {
   expectScheduleRejected(t, "A(i,l) = B(i,j) * G(j,i) * E(j,l)", "precompute(B(i,j)*G(j,i),T,G)",
                          {"precompute(B(i,j) * G(j,i),T,G)", "same variables in the same order"});
 }
+
+TEST(LoopFuse, AutomaticSeparateKernelsRunEachStageOnItsParallelSchedule) {
+  // Separate kernels chosen on 2 threads: the last stage (the SpMM reading T) runs its
+  // own default parallel schedule (blocks of rows), not the plain rows-in-parallel of a
+  // fused nest, and the choice says so.
+  std::mt19937_64 rng(11);
+  std::map<std::string, TensorBase> t = sddmmSpmmTensors(rng, 600, 600, 32, 32, 0.05);
+  Assignment a = parseAssignment(kSddmmSpmm, t);
+  ScheduleChoice c = defaultSchedule(a, 2);
+  const std::string s = c.schedule.str();
+  EXPECT_EQ(s.rfind("precompute(", 0), 0u) << s << "\n" << c.reason;
+  EXPECT_NE(s.find("split(i,i_block,i_in,"), std::string::npos) << s;
+  EXPECT_NE(s.find("parallelize(i_block,cpu_thread"), std::string::npos) << s;
+  EXPECT_NE(c.reason.find("each kernel on its default parallel schedule"), std::string::npos) << c.reason;
+  Kernel::compile(a, c.schedule)->run(a, 2);
+  std::string why;
+  EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+}
