@@ -428,7 +428,7 @@ TEST(LoopFuseSplit, FusedAtBlocksOfRows) {
       "split(i,i0,i1,1),loopfuse(i0)",        "split(i,i0,i1,3),loopfuse(i0)",
       "split(i,i0,i1,64),loopfuse(i0)",       "divide(i,i0,i1,3),loopfuse(i0)",
       "split(i,i0,i1,2),loopfuse(i0),split(l,l0,l1,2)", "split(i,i0,i1,4),split(i1,i2,i3,2),loopfuse(i0)",
-      "split(i,i0,i1,3),loopfuse(i0),unroll(m,2)"};
+      "split(i,i0,i1,3),loopfuse(i0),unroll(m,2)", "split(i,i0,i1,5),divide(i1,i2,i3,2),loopfuse(i2)"};
   for (auto [m, n, L, M] : std::vector<std::array<int64_t, 4>>{{9, 7, 5, 6}, {1, 1, 1, 1}, {6, 4, 3, 1}, {5, 0, 2, 3}})
     for (const char* f : {"ds", "ss", "dd", "uq"}) {
       CooData B = randomCoo({m, n}, 0.3, rng), C = randomCoo({n, L}, 1, rng), D = randomCoo({L, M}, 1, rng);

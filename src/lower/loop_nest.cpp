@@ -562,10 +562,13 @@ class Scheduler {
                             "be parallel: their iterations would race on it; parallelize " + at.name() +
                             " or a loop outside it");
     }
+    // (Blocks of coordinates of the variable whose blocks `at` splits further are nested,
+    // not crossing.)
+    const bool blocks = site.at->loop.kind == Loop::Kind::Chunk;
     for (const Loop* l : site.above)
       if (l->kind == Loop::Kind::Chunk)
         for (const IndexVar& v : l->touches())
-          if (nest_.coordLoopOf(v) > d)
+          if (nest_.coordLoopOf(v) > d && !(blocks && !l->overPositions && v == site.at->loop.of))
             fail(l->var.name() + " splits " + v.name() + ", which runs below " + at.name() +
                  ", and runs outside it: a split may not cross the fusion point (keep " + l->var.name() +
                  " below " + at.name() + ", or fuse at " + v.name() + "'s loop or an outer one)");

@@ -315,6 +315,30 @@ TEST(DistLoopFuse, TwoFusions) {
   }
 }
 
+TEST(DistLoopFuse, FusedAtBlocksOfTheLeafsRows) {
+  // The leaf fused at blocks of its rows (split of ii, loopfuse at the block loop): each
+  // rank's temporary holds one block; equal to one node's fused nest and plain loops.
+  std::mt19937_64 rng(19);
+  for (bool integers : {true, false}) {
+    CooData B = sparseB(29, 17, 0.25, rng, integers, {0, 4, 28});
+    std::vector<In> in = {{"B", B, true, "xy->x"}, {"C", dense({17, 4}, rng, integers)}, {"D", dense({4, 3}, rng, integers)}};
+    const Dense hand = handSpmmGemm(B, in[1].data, in[2].data);
+    const Dense fused = singleRun(kSpmmGemm, in, "split(i,i0,i1,3),loopfuse(i0)");
+    for (const char* s : {"distribute({i},{io},{ii}),split(ii,ib,iw,3),loopfuse(ib)",
+                          "distribute({i},{io},{ii}),divide(ii,ib,iw,2),loopfuse(ib)"}) {
+      SCOPED_TRACE(s);
+      std::string leaf;
+      const Dense got = distRun(kSpmmGemm, in, "xy->x", s, 1, &leaf);
+      EXPECT_NE(leaf.find("loopfuse(ib)"), std::string::npos) << leaf;
+      if (integers) {
+        expectEqual(got, hand, "distributed vs plain loops");
+        expectEqual(fused, hand, "one node at blocks vs plain loops");
+      }
+      expectNear(got, hand, "distributed vs plain loops");
+    }
+  }
+}
+
 TEST(DistLoopFuse, DenseChainAndStepLoops) {
   // A dense <GEMM, GEMM> fused at i, by rows; then j (summed in the producer) divided
   // into steps above the leaf: each step's leaf sums its block of j into the row
