@@ -85,6 +85,32 @@ Values nonzero(const Values& v) {
   return out;
 }
 
+/// <SDDMM, SpMM> by plain loops over B's entries: sum_j B(i,j) (C(i,:) . D(j,:)) E(j,l).
+Values plainSddmmSpmm(const CooData& B, const CooData& C, const CooData& D, const CooData& E) {
+  const int64_t K = C.dims[1], L = E.dims[1];
+  std::vector<double> c = dense(C), d = dense(D), e = dense(E);
+  Values plain;
+  for (int64_t x = 0; x < B.nnz(); x++) {
+    int64_t i = B.coords[2 * x], j = B.coords[2 * x + 1];
+    double dot = 0;
+    for (int64_t k = 0; k < K; k++) dot += c[i * K + k] * d[j * K + k];
+    for (int64_t l = 0; l < L; l++) plain[{i, l}] += B.values[x] * dot * e[j * L + l];
+  }
+  return nonzero(plain);
+}
+
+/// <SpMM, GEMM> by plain loops over B's entries: sum_j,l B(i,j) C(j,l) D(l,m).
+Values plainSpmmGemm(const CooData& B, const CooData& C, const CooData& D) {
+  const int64_t L = C.dims[1], M = D.dims[1];
+  std::vector<double> c = dense(C), d = dense(D);
+  Values plain;
+  for (int64_t x = 0; x < B.nnz(); x++)
+    for (int64_t l = 0; l < L; l++)
+      for (int64_t mm = 0; mm < M; mm++)
+        plain[{B.coords[2 * x], mm}] += B.values[x] * c[B.coords[2 * x + 1] * L + l] * d[l * M + mm];
+  return nonzero(plain);
+}
+
 /// Every schedule equals `plain` alone at 1 thread and with `parallel` appended at 2 and
 /// 4 (parallelize(i), or for B in COO, whose rows are merged sequentially, blocks of i
 /// where i is not the fusion point, else on one thread).
@@ -119,15 +145,7 @@ TEST(LoopFuseSplit, SddmmSpmmSplitsInTheProducerAndTheConsumer) {
       CooData B = randomCoo({m, n}, 0.35, rng), C = randomCoo({m, K}, 1, rng), D = randomCoo({n, K}, 1, rng),
               E = randomCoo({n, L}, 1, rng);
       std::vector<Operand> in = {{"B", B, fmt(f)}, {"C", C, fmt("dd")}, {"D", D, fmt("dd")}, {"E", E, fmt("dd")}};
-      std::vector<double> c = dense(C), d = dense(D), e = dense(E);
-      Values plain;
-      for (int64_t x = 0; x < B.nnz(); x++) {
-        int64_t i = B.coords[2 * x], j = B.coords[2 * x + 1];
-        double dot = 0;
-        for (int64_t k = 0; k < K; k++) dot += c[i * K + k] * d[j * K + k];
-        for (int64_t l = 0; l < L; l++) plain[{i, l}] += B.values[x] * dot * e[j * L + l];
-      }
-      plain = nonzero(plain);
+      const Values plain = plainSddmmSpmm(B, C, D, E);
       SCOPED_TRACE(std::string(f) + " " + std::to_string(m) + "x" + std::to_string(n) + " k " + std::to_string(K) +
                    " l " + std::to_string(L));
       EXPECT_TRUE(same(run(kSddmmSpmm, in, {m, L}, "loopfuse(j)"), plain));
@@ -149,13 +167,7 @@ TEST(LoopFuseSplit, SpmmGemmSharedLoopsAndPositions) {
         CooData B = randomCoo({m, n}, 0.3, rng), C = randomCoo({n, L}, std::string(cf) == "dd" ? 1.0 : 0.5, rng),
                 D = randomCoo({L, M}, 1, rng);
         std::vector<Operand> in = {{"B", B, fmt(f)}, {"C", C, fmt(cf)}, {"D", D, fmt("dd")}};
-        std::vector<double> c = dense(C), d = dense(D);
-        Values plain;
-        for (int64_t x = 0; x < B.nnz(); x++)
-          for (int64_t l = 0; l < L; l++)
-            for (int64_t mm = 0; mm < M; mm++)
-              plain[{B.coords[2 * x], mm}] += B.values[x] * c[B.coords[2 * x + 1] * L + l] * d[l * M + mm];
-        plain = nonzero(plain);
+        const Values plain = plainSpmmGemm(B, C, D);
         std::vector<std::string> schedules = {"loopfuse(i),split(l,l0,l1,4)", "loopfuse(i),split(m,m0,m1,3),unroll(m1,2)",
                                               "loopfuse(i),reorder(m,l),split(m,m0,m1,8)", "loopfuse(i),divide(j,j0,j1,3)"};
         if (std::string(f) != "dd") {
@@ -433,13 +445,7 @@ TEST(LoopFuseSplit, FusedAtBlocksOfRows) {
     for (const char* f : {"ds", "ss", "dd", "uq"}) {
       CooData B = randomCoo({m, n}, 0.3, rng), C = randomCoo({n, L}, 1, rng), D = randomCoo({L, M}, 1, rng);
       std::vector<Operand> in = {{"B", B, fmt(f)}, {"C", C, fmt("dd")}, {"D", D, fmt("dd")}};
-      std::vector<double> c = dense(C), d = dense(D);
-      Values plain;
-      for (int64_t x = 0; x < B.nnz(); x++)
-        for (int64_t l = 0; l < L; l++)
-          for (int64_t mm = 0; mm < M; mm++)
-            plain[{B.coords[2 * x], mm}] += B.values[x] * c[B.coords[2 * x + 1] * L + l] * d[l * M + mm];
-      plain = nonzero(plain);
+      const Values plain = plainSpmmGemm(B, C, D);
       SCOPED_TRACE(std::string(f) + " " + std::to_string(m) + "x" + std::to_string(n) + " l " + std::to_string(L) +
                    " m " + std::to_string(M));
       expectSchedules(kSpmmGemm, in, {m, M}, schedules, plain, coo(f) ? "" : ",parallelize(i0)");
@@ -454,17 +460,9 @@ TEST(LoopFuseSplit, FusedAtBlocksSddmmNestedAndMttkrp) {
     CooData B = randomCoo({m, n}, 0.4, rng), C = randomCoo({m, K}, 1, rng), D = randomCoo({n, K}, 1, rng),
             E = randomCoo({n, L}, 1, rng);
     std::vector<Operand> in = {{"B", B, fmt(f)}, {"C", C, fmt("dd")}, {"D", D, fmt("dd")}, {"E", E, fmt("dd")}};
-    std::vector<double> c = dense(C), d = dense(D), e = dense(E);
-    Values plain;
-    for (int64_t x = 0; x < B.nnz(); x++) {
-      int64_t i = B.coords[2 * x], j = B.coords[2 * x + 1];
-      double dot = 0;
-      for (int64_t k = 0; k < K; k++) dot += c[i * K + k] * d[j * K + k];
-      for (int64_t l = 0; l < L; l++) plain[{i, l}] += B.values[x] * dot * e[j * L + l];
-    }
     SCOPED_TRACE(f);
     expectSchedules(kSddmmSpmm, in, {m, L}, {"split(i,i0,i1,2),loopfuse(i0)", "split(i,i0,i1,3),loopfuse(i0),loopfuse(j)"},
-                    nonzero(plain), ",parallelize(i0)");
+                    plainSddmmSpmm(B, C, D, E), ",parallelize(i0)");
   }
   // <SDDMM, SpMM, GEMM> at blocks of i, then at j inside the producer.
   {
