@@ -350,14 +350,11 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
         std::string at;
         const int sharing = threads > 1 && plan.cost >= kParallelWork ? threads : 1;
         outer = blockedFusion(s, plan, p->order[0], extentOf(a, p->order[0]), sharing);
-        for (size_t f = 0; f < plan.fusions.size(); f++) {
-          const IndexVar& v = plan.fusions[f];
-          if (f == 0 && !(outer == p->order[0])) {
-            at = "blocks of " + v.name();
-            continue;
-          }
-          s.loopfuse(v);
-          at += (at.empty() ? "" : ", then ") + v.name();
+        const bool blocked = !(outer == p->order[0]);  // the first fusion is already in s
+        if (blocked) at = "blocks of " + plan.fusions[0].name();
+        for (size_t f = blocked ? 1 : 0; f < plan.fusions.size(); f++) {
+          s.loopfuse(plan.fusions[f]);
+          at += (at.empty() ? "" : ", then ") + plan.fusions[f].name();
         }
         if (!driver::lowers(a, s)) continue;
         why = "fused at " + at + " (loopfuse): ";
