@@ -377,7 +377,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
         if (plan.separate.empty()) {
           par.parallelize(outer, CPUThread, NoRaces);
         } else {
-          const Schedule last = defaultParallelSchedule(driver::splitStages(a, s).assignments.back(), threads);
+          const Schedule last = defaultParallelSchedule(driver::splitStages(a, s, nullptr, driver::StageSchedules::Skip).assignments.back(), threads);
           for (const ScheduleCommand& c : last.commands()) par.add(c);
         }
         if (plan.separate.empty() ? driver::lowers(a, par) : driver::lowersStaged(a, par)) {

@@ -28,7 +28,7 @@ class DriverPlanner final : public StagePlanner {
   RunStages split(const Assignment& a, const std::vector<TensorVar>& kept) const override {
     Assignment same = a;  // a run's mask takes the form compiled for, whatever its data
     if (same.mask.defined()) same.mask.form = form_;
-    driver::Stages st = driver::splitStages(same, schedule_, &kept);
+    driver::Stages st = driver::splitStages(same, schedule_, &kept, driver::StageSchedules::Skip);
     return RunStages{std::move(st.assignments), std::move(st.temporaries)};
   }
   KernelSlots slotsOf(const Assignment& stage) const override { return slotsFrom(lower::analyze(stage).args); }
@@ -43,7 +43,7 @@ class DriverPlanner final : public StagePlanner {
 std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) {
   // Of several stages (sums inside the expression), the one with the most loops.
   std::vector<IndexVar> best;
-  for (const Assignment& x : driver::splitStages(driver::withMaskForm(a), {}).assignments) {
+  for (const Assignment& x : driver::splitStages(driver::withMaskForm(a), {}, nullptr, driver::StageSchedules::Skip).assignments) {
     std::vector<IndexVar> order = lower::analyze(x).order;
     if (order.size() > best.size() || best.empty()) best = std::move(order);
   }

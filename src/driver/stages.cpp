@@ -21,7 +21,8 @@ TensorVar temporaryLike(const std::vector<TensorVar>* kept, size_t k, const std:
 
 }  // namespace
 
-Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorVar>* kept) {
+Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorVar>* kept,
+                   StageSchedules pick) {
   Stages st;
   auto maker = [&](const PrecomputeTemporary& p) {  // temporaries in order of creation
     st.temporaries.push_back(temporaryLike(kept, st.temporaries.size(), p.name, p.type, p.dims, p.format));
@@ -34,6 +35,9 @@ Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vec
     st.schedules.push_back(std::move(s));
     st.what.push_back(what);
   };
+  auto blocksOfRows = [&](const Assignment& x) {
+    return pick == StageSchedules::Choose ? defaultParallelSchedule(x, 2) : Schedule();
+  };
   Assignment rest = a;
   Schedule own;
   for (const ScheduleCommand& c : schedule.commands()) {
@@ -43,14 +47,14 @@ Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vec
     }
     auto [producer, consumer] = splitPrecompute(rest, c, maker);
     for (const Assignment& x : splitReductions(producer, maker))
-      addStage(x, defaultParallelSchedule(x, 2), "the precomputed sub-expression, " + x.str());
+      addStage(x, blocksOfRows(x), "the precomputed sub-expression, " + x.str());
     rest = consumer;
   }
   // The einsum convention: sums inside the expression are computed first (temporaries).
   std::vector<Assignment> parts = splitReductions(rest, maker);
   size_t mine = scheduledStage(parts, rest, own);
   for (size_t k = 0; k + 1 < parts.size(); k++)
-    addStage(parts[k], k == mine ? own : defaultParallelSchedule(parts[k], 2), "an inner sum, " + parts[k].str());
+    addStage(parts[k], k == mine ? own : blocksOfRows(parts[k]), "an inner sum, " + parts[k].str());
   rest = parts.back();
   if (mine + 1 < parts.size()) own = Schedule();
   if (!accumulatesSum(rest)) {
@@ -67,7 +71,7 @@ Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vec
   sum.mask.replace = false;
   Assignment add{accessLike(lhs, lhs.vars), Access(partial, lhs.vars), true, rest.semiring, rest.mask};
   addStage(sum, own, "the sum into a temporary, " + sum.str());
-  addStage(add, defaultParallelSchedule(add, 2), "adding it in, " + rest.lhs.str() + " += (the sum)");
+  addStage(add, blocksOfRows(add), "adding it in, " + rest.lhs.str() + " += (the sum)");
   st.temporaries.push_back(partial);
   return st;
 }

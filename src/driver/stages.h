@@ -25,9 +25,18 @@ struct Stages {
   std::vector<TensorVar> temporaries;  ///< in order of creation (a run gives them storage)
 };
 
+/// Whether splitStages picks the schedules of the stages the user's schedule does not
+/// cover. Picking one lowers the stage (defaultParallelSchedule tries it), so only a
+/// compile asks: a run needs the assignments and temporaries alone, and lowering on every
+/// run cost a small two-stage kernel about 40 us a call (MTTKRP then GEMM on kg-kinship:
+/// 0.114 ms a run against 0.070 for its two kernels).
+enum class StageSchedules { Choose, Skip };
+
 /// Built the same way at compile and run time, so the stages' tensor slots match.
 /// `kept`: for a run, the last run's temporaries (reused in order where they fit, so
-/// that their storage is too; else new variables); null when compiling.
-Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorVar>* kept = nullptr);
+/// that their storage is too; else new variables); null when compiling. With
+/// StageSchedules::Skip, `schedules` holds empty schedules but for the user's.
+Stages splitStages(const Assignment& a, const Schedule& schedule, const std::vector<TensorVar>* kept = nullptr,
+                   StageSchedules pick = StageSchedules::Choose);
 
 }  // namespace tessel::driver
