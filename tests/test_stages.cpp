@@ -2,6 +2,7 @@
 // stages' schedules (picking one lowers the stage), and still gets the compile's stages.
 #include <gtest/gtest.h>
 
+#include <random>
 #include <string>
 #include <vector>
 
@@ -11,6 +12,7 @@
 
 using namespace tessel;
 using tessel::testing::makeAssignment;
+using tessel::testing::makeTensor;
 
 namespace {
 
@@ -98,4 +100,39 @@ TEST(Stages, RepeatedRunsOfAStagedKernelFollowTheirInputs) {
     EXPECT_DOUBLE_EQ(y.at({0}), want[run][0]) << "run " << run;
     EXPECT_DOUBLE_EQ(y.at({1}), want[run][1]) << "run " << run;
   }
+}
+
+TEST(Stages, AStagedKernelRunsEachAssignmentItIsGiven) {
+  // A run reuses the last run's split of the same assignment: another assignment (other
+  // tensors, other dimensions) must be split anew, and its dimensions checked.
+  std::mt19937_64 rng(20261127);
+  IndexVar i("i"), j("j"), k("k");
+  auto tensor = [&](const std::string& name, std::vector<int64_t> dims, double density, const char* format) {
+    return makeTensor(name, tessel::testing::randomCoo(dims, density, rng), Format::parse(format));
+  };
+  TensorBase Ba = tensor("B", {7, 5}, 0.4, "ds"), Ca = tensor("C", {5, 6}, 1.0, "dd"), xa = tensor("x", {6}, 1.0, "d");
+  TensorBase Bb = tensor("B", {3, 9}, 0.4, "ds"), Cb = tensor("C", {9, 4}, 1.0, "dd"), xb = tensor("x", {4}, 1.0, "d");
+  TensorBase ya("y", Datatype::Float64, {7}, DenseFormat(1)), yb("y", Datatype::Float64, {3}, DenseFormat(1));
+  Assignment first = makeAssignment(ya(i), Ba(i, j) * Ca(j, k) * xa(k));
+  Assignment second = makeAssignment(yb(i), Bb(i, j) * Cb(j, k) * xb(k));
+  Schedule s;
+  s.precompute(Ca(j, k) * xa(k), "t");
+  auto kernel = Kernel::compile(first, s);
+  for (const Assignment* a : {&first, &first, &second, &second, &first}) {
+    kernel->run(*a, 1);
+    std::string why;
+    EXPECT_TRUE(tensorsClose(referenceEvaluate(*a), TensorBase(a->lhsNode().binding).toCoo(), 1e-12, 1e-12, &why))
+        << a->str() << ": " << why;
+  }
+  TensorBase xc = tensor("x", {5}, 1.0, "d");
+  EXPECT_THROW(kernel->run(makeAssignment(ya(i), Ba(i, j) * Ca(j, k) * xc(k)), 1), DimensionError);
+  // What the kernel keeps of a run (its split) does not keep the run's tensors alive.
+  std::weak_ptr<TensorImpl> input;
+  {
+    TensorBase B = tensor("B", {2, 9}, 0.5, "ds"), C = tensor("C", {9, 4}, 1.0, "dd"), x = tensor("x", {4}, 1.0, "d");
+    TensorBase y("y", Datatype::Float64, {2}, DenseFormat(1));
+    kernel->run(makeAssignment(y(i), B(i, j) * C(j, k) * x(k)), 1);
+    input = C.impl();
+  }
+  EXPECT_TRUE(input.expired());
 }

@@ -1,11 +1,14 @@
 // Kernel's compiler entry points (compile, emitC, loopOrder), implemented by the driver,
 // and the StagePlanner a compiled kernel's runs split their assignments with.
 #include <chrono>
+#include <mutex>
+#include <optional>
 
 #include "driver/mask_form.h"
 #include "driver/pipeline.h"
 #include "driver/stages.h"
 #include "runtime/kernel_stages.h"
+#include "runtime/run_binding.h"
 #include "tessel/kernel.h"
 #include "tessel/tuning.h"
 
@@ -21,21 +24,57 @@ KernelSlots slotsFrom(const std::vector<lower::TensorArg>& args) {
   return slots;
 }
 
+/// `e` without storage: the cached split of a run must not keep the run's tensors
+/// alive (a kernel lives in its output tensor). A run finds storage by variable anyway.
+IndexExpr unbound(const IndexExpr& e) {
+  if (!e.defined() || e.kind() == ExprKind::Literal) return e;
+  const ExprNode& n = e.node();
+  if (n.kind == ExprKind::Access) {
+    if (!n.binding) return e;
+    auto copy = std::make_shared<ExprNode>(n);
+    copy->binding = nullptr;
+    return IndexExpr(std::move(copy));
+  }
+  return withOperands(n, unbound(n.a), unbound(n.b));
+}
+
+Assignment unbound(Assignment a) {
+  a.lhs = unbound(a.lhs);
+  a.rhs = unbound(a.rhs);
+  a.mask.access = unbound(a.mask.access);
+  return a;
+}
+
 /// Splits and analyzes a run's assignment with the code that compiled the kernel.
 class DriverPlanner final : public StagePlanner {
  public:
   DriverPlanner(Schedule schedule, MaskForm form) : schedule_(std::move(schedule)), form_(form) {}
   RunStages split(const Assignment& a, const std::vector<TensorVar>& kept) const override {
+    // A kernel usually runs the same assignment again and again, which then splits the
+    // same way onto the temporaries the last run kept: splitting (precompute, sums,
+    // checks) cost a staged kernel about 10 us a run. The split depends on the
+    // assignment's structure and variables only (AssignmentFacts), not on storage.
+    std::lock_guard<std::mutex> lock(lastMutex_);
+    if (last_ && last_->stages.temporaries == kept && last_->facts.matches(a)) return last_->stages;
     Assignment same = a;  // a run's mask takes the form compiled for, whatever its data
     if (same.mask.defined()) same.mask.form = form_;
     driver::Stages st = driver::splitStages(same, schedule_, &kept, driver::StageSchedules::Skip);
-    return RunStages{std::move(st.assignments), std::move(st.temporaries)};
+    RunStages stages{{}, std::move(st.temporaries)};
+    for (const Assignment& x : st.assignments) stages.assignments.push_back(unbound(x));
+    last_ = LastSplit{AssignmentFacts(a), std::move(stages)};
+    return last_->stages;
   }
   KernelSlots slotsOf(const Assignment& stage) const override { return slotsFrom(lower::analyze(stage).args); }
 
  private:
+  struct LastSplit {
+    AssignmentFacts facts;
+    RunStages stages;
+  };
   Schedule schedule_;  // as compiled: a run splits its assignment the same way
   MaskForm form_;
+  mutable std::mutex lastMutex_;
+  mutable std::optional<LastSplit> last_;
 };
 
 }  // namespace
