@@ -7,6 +7,8 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <random>
 
 #include "support/tool_runner.h"
@@ -83,6 +85,21 @@ TEST(Tuning, CalibrationDecidesBothKindsAndSaysWhy) {
   EXPECT_NE(t.evidence.find("mean 32"), std::string::npos) << t.evidence;
   EXPECT_NE(t.evidence.find("mean 6"), std::string::npos) << t.evidence;
   EXPECT_FALSE(t.cpu.empty());
+}
+
+TEST(Tuning, TheCpuIsNamedWithItsModelNumbers) {
+  // A VM's model name can be generic ("Intel(R) Xeon(R) Processor" for two generations):
+  // the family and model numbers, where /proc/cpuinfo has them, name the CPU and key the
+  // caches.
+  std::ifstream in("/proc/cpuinfo");
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (text.find("\ncpu family") == std::string::npos) GTEST_SKIP() << "no cpu family in /proc/cpuinfo";
+  const std::string& id = jitHostCpuIdentity();
+  EXPECT_NE(id.find("cpu family"), std::string::npos) << id;
+  EXPECT_NE(id.find("\nmodel\t"), std::string::npos) << id;  // the number, beside "model name"
+  CpuTuning t = tuningFromSettings("default");
+  EXPECT_NE(t.cpu.find("(family "), std::string::npos) << t.cpu;
+  EXPECT_NE(t.cpu.find(", model "), std::string::npos) << t.cpu;
 }
 
 // Every variant the calibration can pick computes the sparse dot products (the code

@@ -228,17 +228,24 @@ const std::string& hostCpuIdentity() {
   std::call_once(once, [] {
     std::ifstream in("/proc/cpuinfo");
     std::string line;
-    bool vendor = false, model = false, flags = false;
-    while (std::getline(in, line) && !(vendor && model && flags)) {
+    // A VM's model name may be generic ("Intel(R) Xeon(R) Processor" on Sapphire and
+    // Emerald Rapids alike): the family, model and stepping numbers tell them apart.
+    bool vendor = false, name = false, family = false, model = false, stepping = false, flags = false;
+    while (std::getline(in, line) && !(vendor && name && family && model && stepping && flags)) {
       auto take = [&](const char* key, bool& seen) {
-        if (!seen && line.rfind(key, 0) == 0) {
+        const size_t n = std::strlen(key);
+        // "model" must not take "model name": the key ends at a tab, space or colon.
+        if (!seen && line.rfind(key, 0) == 0 && line.size() > n && (line[n] == '\t' || line[n] == ' ' || line[n] == ':')) {
           id += line;
           id += '\n';
           seen = true;
         }
       };
       take("vendor_id", vendor);
-      take("model name", model);
+      take("model name", name);
+      take("cpu family", family);
+      take("model", model);
+      take("stepping", stepping);
       take("flags", flags);
     }
   });
