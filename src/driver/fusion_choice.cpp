@@ -377,7 +377,8 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
         if (plan.separate.empty()) {
           par.parallelize(outer, CPUThread, NoRaces);
         } else {
-          const Schedule last = defaultParallelSchedule(driver::splitStages(a, s, nullptr, driver::StageSchedules::Skip).assignments.back(), threads);
+          const Assignment rest = driver::splitStages(a, s, nullptr, driver::StageSchedules::Skip).assignments.back();
+          const Schedule last = defaultParallelSchedule(rest, threads);
           for (const ScheduleCommand& c : last.commands()) par.add(c);
         }
         if (plan.separate.empty() ? driver::lowers(a, par) : driver::lowersStaged(a, par)) {

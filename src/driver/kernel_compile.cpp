@@ -82,7 +82,8 @@ class DriverPlanner final : public StagePlanner {
 std::vector<IndexVar> Kernel::loopOrder(const Assignment& a) {
   // Of several stages (sums inside the expression), the one with the most loops.
   std::vector<IndexVar> best;
-  for (const Assignment& x : driver::splitStages(driver::withMaskForm(a), {}, nullptr, driver::StageSchedules::Skip).assignments) {
+  const auto stages = driver::splitStages(driver::withMaskForm(a), {}, nullptr, driver::StageSchedules::Skip);
+  for (const Assignment& x : stages.assignments) {
     std::vector<IndexVar> order = lower::analyze(x).order;
     if (order.size() > best.size() || best.empty()) best = std::move(order);
   }

@@ -233,9 +233,10 @@ const std::string& hostCpuIdentity() {
     bool vendor = false, name = false, family = false, model = false, stepping = false, flags = false;
     while (std::getline(in, line) && !(vendor && name && family && model && stepping && flags)) {
       auto take = [&](const char* key, bool& seen) {
-        const size_t n = std::strlen(key);
-        // "model" must not take "model name": the key ends at a tab, space or colon.
-        if (!seen && line.rfind(key, 0) == 0 && line.size() > n && (line[n] == '\t' || line[n] == ' ' || line[n] == ':')) {
+        // The whole key before the colon ("model" must not take "model name").
+        const size_t n = std::strlen(key), colon = line.find(':');
+        if (!seen && colon != std::string::npos && line.rfind(key, 0) == 0 &&
+            line.find_first_not_of(" \t", n) == colon) {
           id += line;
           id += '\n';
           seen = true;
