@@ -377,7 +377,11 @@ TEST(LoopFuse, AutomaticChoiceCountsBusyRows) {
     for (int threads : {1, 2}) {
       ScheduleChoice c = defaultSchedule(a, threads);
       SCOPED_TRACE(std::string(sparseRows ? "one row in ten" : "every row") + ", " + std::to_string(threads) + " threads");
-      EXPECT_EQ(c.schedule.str().substr(0, 11), sparseRows ? "loopfuse(i)" : "precompute(") << c.reason;
+      // Fused per row: on 2 threads in blocks of rows (AutomaticFusionPerRowRunsBlocksOfRowsInParallel).
+      const char* fused = threads == 1 ? "loopfuse(i)" : "split(i,i_block,i_in,13),loopfuse(i_in)";
+      const std::string s = c.schedule.str();
+      EXPECT_EQ(s.rfind(sparseRows ? fused : "precompute(", 0), 0u) << s << "\n" << c.reason;
+      EXPECT_EQ(c.reason.rfind(sparseRows ? "fused at i (loopfuse)" : "separate kernels", 0), 0u) << c.reason;
       Kernel::compile(a, c.schedule)->run(a, threads);
       std::string why;
       EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;

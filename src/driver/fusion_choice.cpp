@@ -74,10 +74,12 @@ constexpr double kTrafficSparse = 1.0;   ///< per entry of a T stored like a spa
 constexpr double kTrafficDense = 20.0;   ///< per entry of a dense T
 constexpr double kBeyondCache = 4.0;
 /// A second kernel call, its temporary's allocation and its stage's parallel schedule
-/// (a parallel region at any thread count): about 18 us on the VM, as many multiplies as
-/// a small fused nest does in that time (the separate <MTTKRP, GEMM> chosen on kg-nations
-/// ran 0.034 ms against the fused nest's 0.016 ms, whose estimate is 2.5e5).
-constexpr double kSeparateCall = 2.5e5;
+/// (a parallel region at any thread count), as many multiplies as a small fused nest
+/// does in that time: on a 4 x 4 x 4 <MTTKRP, GEMM>, 1.3 us more a run than the fused
+/// nest at 1 thread and 2.8 us at 2 (2-core Emerald Rapids VM), where the fused nest on
+/// kg-nations does its 3.1e5 estimated multiplies in 13 us. (It was 2.5e5 while a staged
+/// kernel's run lowered its stages again, 18 us a call.)
+constexpr double kSeparateCall = 5e4;
 
 /// Below this estimate (about a millisecond at one thread) a kernel runs on one thread:
 /// a parallel region's start and join cost 10-20 us on the VM unloaded, and a thread
@@ -297,6 +299,19 @@ IndexVar blockedFusion(Schedule& s, const Plan& plan, const IndexVar& v, int64_t
   return block;
 }
 
+/// A fused nest not fused at blocks runs its outermost loop `v` in blocks of rows that
+/// tessel's block loop hands out (own shares first, as the default parallel schedule):
+/// `v` becomes the loop inside the blocks, `outer` the block loop. Rows in parallel
+/// alone are OpenMP's guided chunks, whose first chunks are large: <SpMMH, GEMM> fused per
+/// row on wiki-Vote's skewed rows took 3.2-3.6 ms on 2 threads, in blocks 2.7-2.9 ms.
+void rowBlocks(Schedule& s, IndexVar& v, IndexVar& outer, int64_t extent, int threads) {
+  const int64_t blocks = static_cast<int64_t>(threads) * 16;
+  IndexVar block(v.name() + "_block"), in(v.name() + "_in");
+  s.split(v, block, in, std::max<int64_t>(1, (extent + blocks - 1) / blocks));
+  outer = block;
+  v = in;
+}
+
 std::string number(double x) {
   std::ostringstream o;
   o.precision(3);
@@ -349,11 +364,14 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
       } else {
         std::string at;
         const int sharing = threads > 1 && plan.cost >= kParallelWork ? threads : 1;
-        outer = blockedFusion(s, plan, p->order[0], extentOf(a, p->order[0]), sharing);
+        const int64_t extent = extentOf(a, p->order[0]);
+        outer = blockedFusion(s, plan, p->order[0], extent, sharing);
         const bool blocked = !(outer == p->order[0]);  // the first fusion is already in s
         if (blocked) at = "blocks of " + plan.fusions[0].name();
+        IndexVar row = p->order[0];  // the outermost loop's variable in the fused nest
+        if (!blocked && sharing > 1) rowBlocks(s, row, outer, extent, sharing);
         for (size_t f = blocked ? 1 : 0; f < plan.fusions.size(); f++) {
-          s.loopfuse(plan.fusions[f]);
+          s.loopfuse(plan.fusions[f] == p->order[0] ? row : plan.fusions[f]);
           at += (at.empty() ? "" : ", then ") + plan.fusions[f].name();
         }
         if (!driver::lowers(a, s)) continue;
@@ -383,7 +401,9 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
         }
         if (plan.separate.empty() ? driver::lowers(a, par) : driver::lowersStaged(a, par)) {
           s = par;
-          why += plan.separate.empty() ? "; rows in parallel" : "; each kernel on its default parallel schedule";
+          why += !plan.separate.empty() ? "; each kernel on its default parallel schedule"
+                 : outer == p->order[0] ? "; rows in parallel"
+                                        : "; blocks of rows in parallel";
         }
       }
       choice.schedule = s;
