@@ -368,13 +368,23 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
         outer = blockedFusion(s, plan, p->order[0], extent, sharing);
         const bool blocked = !(outer == p->order[0]);  // the first fusion is already in s
         if (blocked) at = "blocks of " + plan.fusions[0].name();
-        IndexVar row = p->order[0];  // the outermost loop's variable in the fused nest
-        if (!blocked && sharing > 1) rowBlocks(s, row, outer, extent, sharing);
-        for (size_t f = blocked ? 1 : 0; f < plan.fusions.size(); f++) {
-          s.loopfuse(plan.fusions[f] == p->order[0] ? row : plan.fusions[f]);
-          at += (at.empty() ? "" : ", then ") + plan.fusions[f].name();
+        // In blocks of rows on several threads where that lowers, else rows as they are.
+        const Schedule before = s;
+        const IndexVar first = outer;
+        bool lowered = false;
+        for (bool inBlocks : {!blocked && sharing > 1, false}) {
+          s = before;
+          outer = first;
+          IndexVar row = p->order[0];  // the outermost loop's variable in the fused nest
+          if (inBlocks) rowBlocks(s, row, outer, extent, sharing);
+          for (size_t f = blocked ? 1 : 0; f < plan.fusions.size(); f++)
+            s.loopfuse(plan.fusions[f] == p->order[0] ? row : plan.fusions[f]);
+          lowered = driver::lowers(a, s);
+          if (lowered || !inBlocks) break;
         }
-        if (!driver::lowers(a, s)) continue;
+        if (!lowered) continue;
+        for (size_t f = blocked ? 1 : 0; f < plan.fusions.size(); f++)
+          at += (at.empty() ? "" : ", then ") + plan.fusions[f].name();
         why = "fused at " + at + " (loopfuse): ";
       }
       why += "the cost model's estimate is " + number(plan.cost) + " against the perfect nest's " + number(perfect);
