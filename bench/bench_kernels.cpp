@@ -94,6 +94,9 @@ struct Options {
   std::set<std::string> peers = {"eigen", "graphblas", "petsc", "hand", "hand-O3", "hand-fastmath"};  // --peers: a subset
   std::string csv, md, svg;  // csv default: bench/results/kernels.csv (--quick: kernels_quick.csv; a subset: $TMPDIR)
   int passes = 0;            // --passes; 0: 3, or 1 with --quick (see combinePasses)
+  /// --variants: tessel compiled with other tuning settings (TESSEL_TUNING's syntax, over
+  /// the host's), each timed as one more system "tessel[SETTINGS]" in the same round robin.
+  std::vector<std::string> variants;
 };
 
 /// A matrix in tessel (CSR) and as plain arrays for the peers.
@@ -311,11 +314,13 @@ struct ThreadRuns {
   std::string tesselNote, tesselErr;
   std::vector<double> walls;  // tessel's run() wall times
   std::map<std::string, std::string> status, notes;
+  std::vector<std::shared_ptr<tessel::Kernel>> variantKernels;  // --variants, in order
+  std::vector<std::string> variantNames;                        // "tessel[...]", compiled ones
 };
 
 /// Compiles tessel's kernel for t threads and runs every system once (warm-up), checking
 /// each result against tessel's.
-std::unique_ptr<ThreadRuns> prepareThreads(Case& c, int t, Peers& peers) {
+std::unique_ptr<ThreadRuns> prepareThreads(Case& c, int t, Peers& peers, const std::vector<std::string>& variants) {
   const char* kname = kernelName(c.kind);
   const tessel::Assignment& a = c.out.assignment();
   auto tr = std::make_unique<ThreadRuns>();
@@ -347,6 +352,38 @@ std::unique_ptr<ThreadRuns> prepareThreads(Case& c, int t, Peers& peers) {
     r.walls.clear();
     ref = tesselResult(c.out);
     haveRef = true;
+  }
+  // Tuning variants: compiled with their flags and blocks a thread, checked, then timed.
+  for (const std::string& v : variants) {
+    const std::string name = "tessel[" + v + "]";
+    try {
+      const tessel::CpuTuning tv = tessel::tuningFromSettings(tessel::hostTuning().settings() + "," + v);
+      tessel::Schedule s = t > 1 ? tessel::defaultParallelSchedule(a, t, tv.blocksPerThread) : tessel::Schedule{};
+      tessel::JitOptions jit;
+      jit.flags = tv.jitFlags();
+      auto k = tessel::Kernel::compile(a, s, jit);
+      k->run(a, t);
+      if (haveRef) {
+        std::string err = compare(ref, tesselResult(c.out));
+        if (!err.empty()) {
+          std::fprintf(stderr, "  *** MISMATCH *** %s %s %d threads: %s vs tessel: %s\n", kname, c.input.c_str(), t,
+                       name.c_str(), err.c_str());
+          continue;
+        }
+      }
+      tessel::Kernel* kern = k.get();
+      r.variantKernels.push_back(k);
+      r.variantNames.push_back(name);
+      r.timed.push_back({name, [] {},
+                         [kern, &a, t] {
+                           tessel::RunTimes rt = kern->run(a, t);
+                           return rt.assembleSeconds + rt.computeSeconds;
+                         },
+                         {}});
+      r.timed.back().untimed = [kern, &a, t] { kern->run(a, t); };
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "  %s (%d threads): %s\n", name.c_str(), t, e.what());
+    }
   }
   for (auto& [name, p] : peers) {
     r.notes[name] = p->note;
@@ -481,6 +518,15 @@ std::vector<Cell> cellsOf(const Case& c, const ThreadRuns& r, const std::map<std
     }
     row.push_back(cl);
   }
+  for (const std::string& name : r.variantNames)
+    for (const Timed& s : r.timed)
+      if (s.name == name) {
+        Cell cl = base(name);
+        cl.median = cl.wall = median(s.times);
+        cl.min = *std::min_element(s.times.begin(), s.times.end());
+        cl.status = "ok";
+        row.push_back(cl);
+      }
   std::fprintf(stderr, "%-8s %-16s t=%d", kname, c.input.c_str(), r.t);
   for (auto& cl : row) {
     if (cl.status == "ok")
@@ -529,7 +575,7 @@ void runCase(Case& c, const Options& opt, std::vector<Cell>& cells, std::map<std
   std::vector<std::unique_ptr<ThreadRuns>> runs;
   std::vector<Timed*> all;
   for (int t : threads) {
-    runs.push_back(prepareThreads(c, t, peers));
+    runs.push_back(prepareThreads(c, t, peers, opt.variants));
     for (Timed& s : runs.back()->timed) all.push_back(&s);
   }
   timeRoundRobin(all, opt.quick, opt.passes);
@@ -629,11 +675,15 @@ int main(int argc, char** argv) {
       opt.passes = std::stoi(next());
     } else if (s == "--seconds") {
       secondsPerCell = std::stod(next());
+    } else if (s == "--variants") {
+      std::stringstream list(next());
+      for (std::string v; std::getline(list, v, ';');)
+        if (!v.empty()) opt.variants.push_back(v);
     } else {
       std::fprintf(stderr,
                    "usage: bench_kernels [--quick] [--kernels spmv,spmm,sddmm,spadd3,spgemm,spttv,spmttkrp]\n"
                    "                     [--threads 1,2] [--peers eigen,graphblas,petsc,hand,hand-O3,hand-fastmath]\n"
-                   "                     [--passes N] [--seconds S]\n"
+                   "                     [--passes N] [--seconds S] [--variants 'steal=peek;blocks=4;...']\n"
                    "                     [-o CSV] [--md TABLE.md] [--svg CHART.svg]\n");
       return 2;
     }
@@ -644,7 +694,7 @@ int main(int argc, char** argv) {
   // the whole set: a subset's run (--kernels, --peers or --threads) would replace them
   // with a few rows, so it goes to a scratch file unless -o says otherwise.
   const Options whole;
-  const bool wholeSet = opt.kernels == whole.kernels && opt.peers == whole.peers && opt.threads == whole.threads;
+  const bool wholeSet = opt.kernels == whole.kernels && opt.peers == whole.peers && opt.threads == whole.threads && opt.variants.empty();
   if (opt.csv.empty() && wholeSet) opt.csv = Q ? "bench/results/kernels_quick.csv" : "bench/results/kernels.csv";
   if (opt.csv.empty()) opt.csv = (std::filesystem::temp_directory_path() / "tessel-bench-kernels-subset.csv").string();
   auto ver = [](bool in, const std::string& v, const char* name) {

@@ -301,8 +301,8 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
   // and its rows hold 4 or more entries on average.
   EXPECT_NE(code.find("bool B1_streams = (B->crd_size[1] >= 2097152) && (B->crd_size[1] >= (4 * B->pos_size[1]));"),
             std::string::npos) << code;
-  EXPECT_NE(code.find("        __builtin_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024), 0, 3);\n"
-                      "        __builtin_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024), 0, 3);"),
+  EXPECT_NE(code.find("        tessel_prefetch(B1_crd + ((int64_t)B1_pos[pB0] + 1024));\n"
+                      "        tessel_prefetch(B_vals + ((int64_t)B1_pos[pB0] + 1024));"),
             std::string::npos) << code;
   // A row whose rows average 12 entries or more sums with AVX-512 gathers, where the
   // machine has them (the flag is constant false otherwise).
@@ -326,9 +326,9 @@ TEST(Lowering, GeneratedSpMVSumsEachRowInTwoChains) {
             std::string::npos) << code;
   EXPECT_NE(code.find("  } else if (B1_pos_short) {\n    for (int64_t i = 0; i < a0_dim; i++) {"),
             std::string::npos) << code;
-  EXPECT_EQ(code.find("if (B1_streams) {\n      __builtin_prefetch"), std::string::npos) << code;
+  EXPECT_EQ(code.find("if (B1_streams) {\n      tessel_prefetch"), std::string::npos) << code;
   const std::string last = code.substr(code.rfind("for (int64_t i = 0; i < a0_dim; i++)"));
-  EXPECT_EQ(last.find("__builtin_prefetch"), std::string::npos) << last;
+  EXPECT_EQ(last.find("tessel_prefetch"), std::string::npos) << last;
   EXPECT_EQ(last.find("_odd"), std::string::npos) << last;
   EXPECT_NE(last.find("for (int64_t pB1 = pB1_lo; pB1 < pB1_hi; pB1++) {"), std::string::npos) << last;
   EXPECT_NE(last.find("acc = acc + tessel_unfused_f64(B_vals[pB1] * c_vals[pc0]);"), std::string::npos) << last;

@@ -2,6 +2,9 @@
 // SpGEMM, SpTTV, MTTKRP, GEMM) at 1, 2 and 4 threads against the reference evaluator,
 // on uniform, skewed, empty and degenerate data.
 #include <gtest/gtest.h>
+#include <omp.h>
+
+#include <random>
 
 #include "support/test_support.h"
 
@@ -97,6 +100,23 @@ TEST(Schedule, BlockLoopsCoverEveryBlockOnAnyTeam) {
                                               threads));
       }
   }
+}
+
+TEST(Schedule, BlockLoopsCoverEveryBlockWhenTheTeamIsSmallerThanItsShares) {
+  // The shares are cut for the team the region asks for (omp_get_max_threads); with
+  // dynamic teams the region gets at most one thread a processor, so threads must also
+  // run the shares of the threads that never came (steal=off: start, start + team, ...).
+  if (omp_get_num_procs() >= 64) GTEST_SKIP() << "needs fewer than 64 processors for a smaller team";
+  const int wasDynamic = omp_get_dynamic();
+  omp_set_dynamic(1);
+  std::mt19937_64 rng(23);
+  std::vector<Operand> in = {{"B", randomCoo({301, 9}, 0.5, rng), CSR()}, {"x", randomCoo({9}, 1.0, rng), DenseFormat(1)}};
+  for (const char* schedule : {"split(i,i0,i1,1),parallelize(i0)", "split(i,i0,i1,4),parallelize(i0)"}) {
+    SCOPED_TRACE(schedule);
+    EXPECT_TRUE(matchesReferenceScheduled("y(i) = B(i,j) * x(j)", in, DenseFormat(1),
+                                          [&](const std::vector<IndexVar>&) { return std::string(schedule); }, 64));
+  }
+  omp_set_dynamic(wasDynamic);
 }
 
 TEST(Schedule, SparseOutputsInParallel) {

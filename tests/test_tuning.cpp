@@ -35,7 +35,8 @@ fs::path scratch(const std::string& name) {
 
 TEST(Tuning, BuiltInChoicesAreTheOldDefaultFlags) {
   CpuTuning t = tuningFromSettings("default");
-  EXPECT_EQ(t.settings(), "isa=native,gathers=on,pairs=off,short-gathers=on,gather-mean=12");
+  EXPECT_EQ(t.settings(),
+            "isa=native,gathers=on,pairs=off,short-gathers=on,gather-mean=12,steal=on,stream-prefetch=on,blocks=16");
   EXPECT_EQ(t.jitFlags(), jitDefaultFlags());  // the built-in choice adds no macro
   EXPECT_EQ(t.origin, "built-in choices");
 }
@@ -59,6 +60,30 @@ TEST(Tuning, SettingsBecomeFlags) {
   EXPECT_EQ(tuningFromSettings(t.settings()), t);
 }
 
+TEST(Tuning, ParallelLoopSettingsBecomeFlagsAndBlocks) {
+  CpuTuning t = tuningFromSettings("steal=peek,stream-prefetch=off,blocks=4");
+  EXPECT_EQ(t.steal, "peek");
+  EXPECT_FALSE(t.streamPrefetch);
+  EXPECT_EQ(t.blocksPerThread, 4);
+  std::vector<std::string> f = t.jitFlags();
+  EXPECT_TRUE(has(f, "-DTESSEL_STEAL=2"));
+  EXPECT_TRUE(has(f, "-DTESSEL_STREAM_PREFETCH=0"));
+  EXPECT_TRUE(has(tuningFromSettings("steal=off").jitFlags(), "-DTESSEL_STEAL=0"));
+  EXPECT_EQ(tuningFromSettings(t.settings()), t);
+  // blocks=N sets the rows of a default parallel schedule's blocks: 1000 rows on 5
+  // threads in 4 blocks each are blocks of 50 rows; 16 each (the built-in), of 13.
+  EXPECT_EQ(rowsPerParallelBlock(1000, 5, 4), 50);
+  EXPECT_EQ(rowsPerParallelBlock(1000, 5, 16), 13);
+  EXPECT_EQ(rowsPerParallelBlock(0, 5, 16), 1);
+  TensorVar y("y", Datatype::Float64, {1000}, DenseFormat(1)), x("x", Datatype::Float64, {1000}, DenseFormat(1));
+  TensorVar B("B", Datatype::Float64, {1000, 1000}, CSR());
+  IndexVar i("i"), j("j");
+  Assignment a;
+  a.lhs = y(i);
+  a.rhs = B(i, j) * x(j);
+  EXPECT_EQ(defaultParallelSchedule(a, 5, 4).str(), "split(i,i_block,i_in,50),parallelize(i_block,cpu_thread,no_races)");
+}
+
 TEST(Tuning, BadSettingsNameTheSetting) {
   auto expectError = [](const std::string& s, const std::string& mention) {
     try {
@@ -76,6 +101,9 @@ TEST(Tuning, BadSettingsNameTheSetting) {
   expectError("gather-mean=12x", "gather-mean");
   expectError("isa=native;rm", "isa must be");  // becomes a compiler flag: no shell characters
   expectError("isa=", "isa must be");
+  expectError("steal=sometimes", "steal must be on, peek or off");
+  expectError("blocks=0", "blocks");
+  expectError("stream-prefetch=2", "stream-prefetch must be on or off");
 }
 
 TEST(Tuning, CalibrationDecidesBothKindsAndSaysWhy) {

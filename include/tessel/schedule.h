@@ -167,6 +167,14 @@ Schedule parseSchedule(const std::string& text, const Assignment& a);
 /// dense output, an even split of that operand's non-zeros. Empty when no parallel
 /// schedule is safe (the kernel then runs on one thread).
 Schedule defaultParallelSchedule(const Assignment& a, int threads);
+/// As above with `blocksPerThread` blocks of rows (or of non-zeros) a thread, instead of
+/// the host's tuning's (CpuTuning::blocksPerThread).
+Schedule defaultParallelSchedule(const Assignment& a, int threads, int blocksPerThread);
+
+/// Rows per block when `extent` rows run on `threads` threads in blocks: about
+/// `blocksPerThread` blocks a thread, enough to even out uneven rows, few enough that
+/// taking a block costs nothing next to its work (at least one row).
+int64_t rowsPerParallelBlock(int64_t extent, int threads, int blocksPerThread);
 
 /// The schedule tessel picks when the user gives none, and why.
 struct ScheduleChoice {

@@ -16,7 +16,8 @@
 //   - "calibrate": measure again and replace the cached tuning;
 //   - "default": tessel's built-in choices (native ISA, both gathers, mean 12), no measuring;
 //   - "isa=native,gathers=off,pairs=on,short-gathers=on,gather-mean=16": those settings over the
-//     built-in choices (isa: native, generic, or any -march value such as x86-64-v3).
+//     built-in choices (isa: native, generic, or any -march value such as x86-64-v3; also
+//     steal=on|peek|off, stream-prefetch=on|off and blocks=N for parallel loops).
 // `tessel tune` prints the tuning in use and its evidence; `tessel run --time` and
 // `tessel explain` name it.
 #pragma once
@@ -33,6 +34,12 @@ struct CpuTuning {
   bool pairs = false;          ///< two-lane steps on those rows where the gathers are not used
   bool shortGathers = true;    ///< 4-entry gathers on shorter rows of irregular lengths
   int gatherMean = 12;         ///< mean row length from which the 8-entry gathers are used
+  /// Parallel block loops, once a thread's own share of blocks is done: "on" takes the
+  /// blocks left in the others' shares, "peek" likewise but reads a share before taking
+  /// from it, "off" takes none (a static split).
+  std::string steal = "on";
+  bool streamPrefetch = true;  ///< software prefetch ahead of long streamed rows
+  int blocksPerThread = 16;    ///< blocks of rows a thread's share holds in default parallel schedules
   std::string cpu;             ///< the CPU's model name
   std::string origin;          ///< "calibrated in 0.41 s", "cached in FILE", "TESSEL_TUNING=..."
   std::string evidence;        ///< what was measured (times of each variant), if anything
@@ -46,7 +53,8 @@ struct CpuTuning {
   std::string str() const;
   bool operator==(const CpuTuning& o) const {
     return isa == o.isa && gathers == o.gathers && pairs == o.pairs && shortGathers == o.shortGathers &&
-           gatherMean == o.gatherMean;
+           gatherMean == o.gatherMean && steal == o.steal && streamPrefetch == o.streamPrefetch &&
+           blocksPerThread == o.blocksPerThread;
   }
 };
 

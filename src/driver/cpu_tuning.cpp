@@ -78,7 +78,7 @@ void applySettings(CpuTuning& t, const std::string& settings) {
     if (eq == std::string::npos)
       throw EnvironmentError("TESSEL_TUNING: '" + item +
                              "' is not a setting (isa=..., gathers=on|off, pairs=on|off, short-gathers=on|off, "
-                             "gather-mean=N; "
+                             "gather-mean=N, steal=on|peek|off, stream-prefetch=on|off, blocks=N; "
                              "or one word: calibrate, default)");
     std::string key = item.substr(0, eq), v = item.substr(eq + 1);
     if (key == "isa") {
@@ -93,6 +93,19 @@ void applySettings(CpuTuning& t, const std::string& settings) {
       t.pairs = parseSwitch(key, v);
     } else if (key == "short-gathers") {
       t.shortGathers = parseSwitch(key, v);
+    } else if (key == "steal") {
+      if (v != "on" && v != "peek" && v != "off")
+        throw EnvironmentError("TESSEL_TUNING: steal must be on, peek or off, not '" + v + "'");
+      t.steal = v;
+    } else if (key == "stream-prefetch") {
+      t.streamPrefetch = parseSwitch(key, v);
+    } else if (key == "blocks") {
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 1 || n > 4096)
+        throw EnvironmentError("TESSEL_TUNING: blocks (a thread's blocks of rows) must be a whole number from 1 to 4096, not '" +
+                               v + "'");
+      t.blocksPerThread = static_cast<int>(n);
     } else if (key == "gather-mean") {
       char* end = nullptr;
       long n = std::strtol(v.c_str(), &end, 10);
@@ -101,7 +114,7 @@ void applySettings(CpuTuning& t, const std::string& settings) {
       t.gatherMean = static_cast<int>(n);
     } else {
       throw EnvironmentError("TESSEL_TUNING: unknown setting '" + key +
-                             "' (known: isa, gathers, pairs, short-gathers, gather-mean)");
+                             "' (known: isa, gathers, pairs, short-gathers, gather-mean, steal, stream-prefetch, blocks)");
     }
   }
 }
@@ -213,13 +226,16 @@ std::vector<std::string> CpuTuning::jitFlags() const {
   if (pairs) f.push_back("-DTESSEL_USE_PAIRS=1");
   if (!shortGathers) f.push_back("-DTESSEL_USE_SHORT_GATHERS=0");
   if (gatherMean != 12) f.push_back("-DTESSEL_GATHER_MEAN=" + std::to_string(gatherMean));
+  if (steal != "on") f.push_back(steal == "peek" ? "-DTESSEL_STEAL=2" : "-DTESSEL_STEAL=0");
+  if (!streamPrefetch) f.push_back("-DTESSEL_STREAM_PREFETCH=0");
   return f;
 }
 
 std::string CpuTuning::settings() const {
   return "isa=" + isa + ",gathers=" + (gathers ? "on" : "off") + ",pairs=" + (pairs ? "on" : "off") +
          ",short-gathers=" + (shortGathers ? "on" : "off") +
-         ",gather-mean=" + std::to_string(gatherMean);
+         ",gather-mean=" + std::to_string(gatherMean) + ",steal=" + steal +
+         ",stream-prefetch=" + (streamPrefetch ? "on" : "off") + ",blocks=" + std::to_string(blocksPerThread);
 }
 
 std::string CpuTuning::str() const { return settings() + " for " + cpu + " (" + origin + ")"; }

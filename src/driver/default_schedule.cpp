@@ -9,10 +9,20 @@
 #include "schedule/reduction_stages.h"
 #include "tessel/error.h"
 #include "tessel/schedule.h"
+#include "tessel/tuning.h"
 
 namespace tessel {
 
+int64_t rowsPerParallelBlock(int64_t extent, int threads, int blocksPerThread) {
+  const int64_t blocks = static_cast<int64_t>(std::max(threads, 1)) * std::max(blocksPerThread, 1);
+  return std::max<int64_t>(1, (extent + blocks - 1) / blocks);
+}
+
 Schedule defaultParallelSchedule(const Assignment& user, int threads) {
+  return defaultParallelSchedule(user, threads, hostTuning().blocksPerThread);
+}
+
+Schedule defaultParallelSchedule(const Assignment& user, int threads, int blocksPerThread) {
   if (threads <= 1) return {};
   // Sums inside the expression run first as their own stages (with their own schedules):
   // this schedules the last stage, the one writing the output.
@@ -27,9 +37,7 @@ Schedule defaultParallelSchedule(const Assignment& user, int threads) {
   if (p.order.empty()) return {};
   const IndexVar& outer = p.order[0];
   int64_t extent = extentOf(a, outer);
-  // Around 16 blocks per thread: enough to even out uneven rows, few enough that
-  // taking a block costs nothing next to its work.
-  int64_t blocks = static_cast<int64_t>(threads) * 16;
+  int64_t blocks = static_cast<int64_t>(threads) * std::max(blocksPerThread, 1);
   IndexVar o0(outer.name() + "_block"), o1(outer.name() + "_in");
 
   // Skewed rows feeding a dense vector: split the operand's non-zeros evenly. Rows
@@ -52,9 +60,11 @@ Schedule defaultParallelSchedule(const Assignment& user, int threads) {
   // A sparse output filled in one pass: threads get ranges cut by work anyway, so blocks
   // of single rows cost nothing, and they let a thread that fills downward (paired
   // threads, see tessel_finish_rows) shift each few rows' entries while still in cache.
-  int64_t rows = plan.singlePass && plan.kind != lower::OutputKind::Dense ? 1 : (extent + blocks - 1) / blocks;
+  int64_t rows = plan.singlePass && plan.kind != lower::OutputKind::Dense
+                     ? 1
+                     : rowsPerParallelBlock(extent, threads, blocksPerThread);
   Schedule s;
-  s.split(outer, o0, o1, std::max<int64_t>(1, rows)).parallelize(o0, CPUThread, NoRaces);
+  s.split(outer, o0, o1, rows).parallelize(o0, CPUThread, NoRaces);
   if (driver::lowers(a, s)) return s;
   return {};
 }

@@ -35,6 +35,7 @@
 #include "runtime/tensor_stats.h"
 #include "tessel/error.h"
 #include "tessel/schedule.h"
+#include "tessel/tuning.h"
 
 namespace tessel {
 
@@ -305,9 +306,8 @@ IndexVar blockedFusion(Schedule& s, const Plan& plan, const IndexVar& v, int64_t
 /// alone are OpenMP's guided chunks, whose first chunks are large: <SpMMH, GEMM> fused per
 /// row on wiki-Vote's skewed rows took 3.2-3.6 ms on 2 threads, in blocks 2.7-2.9 ms.
 void rowBlocks(Schedule& s, IndexVar& v, IndexVar& outer, int64_t extent, int threads) {
-  const int64_t blocks = static_cast<int64_t>(threads) * 16;
   IndexVar block(v.name() + "_block"), in(v.name() + "_in");
-  s.split(v, block, in, std::max<int64_t>(1, (extent + blocks - 1) / blocks));
+  s.split(v, block, in, rowsPerParallelBlock(extent, threads, hostTuning().blocksPerThread));
   outer = block;
   v = in;
 }

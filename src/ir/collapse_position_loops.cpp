@@ -19,11 +19,11 @@ namespace tessel::ir {
 
 namespace {
 
-/// `if (flag) { __builtin_prefetch(..); ... }`: a hint, safe to drop.
+/// `if (flag) { tessel_prefetch(..); ... }`: a hint, safe to drop.
 bool isPrefetchHint(const Stmt& s) {
   if (s->op != StmtOp::If || !s->elseBody.empty() || s->body.empty()) return false;
   for (const Stmt& h : statementsOf(s->body[0]))
-    if (h->op != StmtOp::Evaluate || h->args[0]->op != ExprOp::Call || h->args[0]->name != "__builtin_prefetch")
+    if (h->op != StmtOp::Evaluate || h->args[0]->op != ExprOp::Call || h->args[0]->name != "tessel_prefetch")
       return false;
   return true;
 }

@@ -15,7 +15,7 @@ Stmt prefetchAhead(const Problem& p, Symbols& sym, int a, int k, const Expr& beg
   flags.push_back(decl(flag, land(binary(ExprOp::Ge, entries, intImm(kPrefetchEntries)),
                                   binary(ExprOp::Ge, entries, mul(intImm(kPrefetchMeanSegment), segments)))));
   auto hint = [&](const Expr& array) {
-    return evaluate(call("__builtin_prefetch", {add(array, add(begin, intImm(kPrefetchAhead))), intImm(0), intImm(3)},
+    return evaluate(call("tessel_prefetch", {add(array, add(begin, intImm(kPrefetchAhead)))},
                          scalar(Datatype::Int32)));
   };
   std::vector<Stmt> hints = {hint(arr.crd)};

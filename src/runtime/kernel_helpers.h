@@ -30,6 +30,7 @@
 #else
 static inline int omp_get_thread_num(void) { return 0; }
 static inline int omp_get_max_threads(void) { return 1; }
+static inline int omp_get_num_threads(void) { return 1; }
 #endif
 
 /* r = a * b; true when the product overflowed r's type. */
@@ -56,16 +57,44 @@ static inline int tessel_shares(tessel_share_t* q, int64_t begin, int64_t end) {
   }
   return nt;
 }
+/* How a thread goes on once its own share is done (the host's tuning picks, with -D):
+   TESSEL_STEAL 1 takes blocks left in the others' shares; 2 does so too but first reads
+   whether a share has blocks left, so that a drained share's line is not taken for
+   writing by every thread finishing (on 16 cores, 15 such lines a thread, bouncing
+   between cores at the end of every call); 0 takes none (a static split: a thread's rows
+   are the same on every call, so they stay in its cache). */
+#ifndef TESSEL_STEAL
+#define TESSEL_STEAL 1
+#endif
 /* The next block for the thread whose shares start at `start` (it is in share *cur);
    0 when every share is taken. */
 static inline int tessel_next_block(tessel_share_t* q, int nt, int start, int* cur, int64_t* block) {
   for (;;) {
-    int64_t k = __atomic_fetch_add(&q[*cur].next, 1, __ATOMIC_RELAXED);
-    if (k < q[*cur].end) { *block = k; return 1; }
+    if (TESSEL_STEAL != 2 || *cur == start || __atomic_load_n(&q[*cur].next, __ATOMIC_RELAXED) < q[*cur].end) {
+      int64_t k = __atomic_fetch_add(&q[*cur].next, 1, __ATOMIC_RELAXED);
+      if (k < q[*cur].end) { *block = k; return 1; }
+    }
+#if TESSEL_STEAL == 0
+    /* Own shares only: start, start + team, ... (a team smaller than nt covers them all;
+       in a larger one, threads start + k*nt share the share `start`). */
+    *cur += omp_get_num_threads();
+    if (*cur >= nt) return 0;
+#else
     *cur = *cur + 1 == nt ? 0 : *cur + 1;
     if (*cur == start) return 0;
+#endif
   }
 }
+/* Software prefetch of a streamed array ahead of its reads (TESSEL_STREAM_PREFETCH 0:
+   none; the host's tuning decides). */
+#ifndef TESSEL_STREAM_PREFETCH
+#define TESSEL_STREAM_PREFETCH 1
+#endif
+#if TESSEL_STREAM_PREFETCH
+#define tessel_prefetch(p) __builtin_prefetch((p), 0, 3)
+#else
+#define tessel_prefetch(p) ((void)(p))
+#endif
 /* Selects evaluate both arms and pick by mask: a merge's "value or zero" is otherwise
    compiled to a branch on which operand holds the coordinate, mispredicted half the time
    on irregular patterns. */
