@@ -102,10 +102,11 @@ void writeCsv(const std::string& path, const std::vector<Cell>& cells, const std
     }
     std::string note = c.note;
     std::replace(note.begin(), note.end(), ',', ';');
-    std::string status = c.status;
+    std::string status = c.status, system = c.system;  // a variant's name lists settings with commas
     std::replace(status.begin(), status.end(), ',', ';');
+    std::replace(system.begin(), system.end(), ',', ';');
     std::fprintf(f, "%s,%s,%ld,%ld,%ld,%d,%s,%.6g,%.6g,%.6g,%.4g,%.4g,%.4g,%.4g,%.4g,%s,%s\n", c.kernel.c_str(),
-                 c.input.c_str(), (long)c.rows, (long)c.cols, (long)c.nnz, c.threads, c.system.c_str(), c.median,
+                 c.input.c_str(), (long)c.rows, (long)c.cols, (long)c.nnz, c.threads, system.c_str(), c.median,
                  c.min, c.wall, ratio, gbps, frac, vsBest, sp, status.c_str(), note.c_str());
   }
   std::fclose(f);

@@ -36,7 +36,7 @@ fs::path scratch(const std::string& name) {
 TEST(Tuning, BuiltInChoicesAreTheOldDefaultFlags) {
   CpuTuning t = tuningFromSettings("default");
   EXPECT_EQ(t.settings(),
-            "isa=native,gathers=on,pairs=off,short-gathers=on,gather-mean=12,steal=on,stream-prefetch=on,blocks=16");
+            "isa=native,gathers=on,pairs=off,short-gathers=on,gather-mean=12,steal=peek,stream-prefetch=on,blocks=16");
   EXPECT_EQ(t.jitFlags(), jitDefaultFlags());  // the built-in choice adds no macro
   EXPECT_EQ(t.origin, "built-in choices");
 }
@@ -61,12 +61,12 @@ TEST(Tuning, SettingsBecomeFlags) {
 }
 
 TEST(Tuning, ParallelLoopSettingsBecomeFlagsAndBlocks) {
-  CpuTuning t = tuningFromSettings("steal=peek,stream-prefetch=off,blocks=4");
-  EXPECT_EQ(t.steal, "peek");
+  CpuTuning t = tuningFromSettings("steal=on,stream-prefetch=off,blocks=4");
+  EXPECT_EQ(t.steal, "on");
   EXPECT_FALSE(t.streamPrefetch);
   EXPECT_EQ(t.blocksPerThread, 4);
   std::vector<std::string> f = t.jitFlags();
-  EXPECT_TRUE(has(f, "-DTESSEL_STEAL=2"));
+  EXPECT_TRUE(has(f, "-DTESSEL_STEAL=1"));
   EXPECT_TRUE(has(f, "-DTESSEL_STREAM_PREFETCH=0"));
   EXPECT_TRUE(has(tuningFromSettings("steal=off").jitFlags(), "-DTESSEL_STEAL=0"));
   EXPECT_EQ(tuningFromSettings(t.settings()), t);
@@ -82,6 +82,27 @@ TEST(Tuning, ParallelLoopSettingsBecomeFlagsAndBlocks) {
   a.lhs = y(i);
   a.rhs = B(i, j) * x(j);
   EXPECT_EQ(defaultParallelSchedule(a, 5, 4).str(), "split(i,i_block,i_in,50),parallelize(i_block,cpu_thread,no_races)");
+}
+
+TEST(Tuning, AmpleWorkGetsMoreBlocksAThread) {
+  // A thread starts from 16 blocks and doubles them (twice at most) while each block keeps
+  // 16384 entries of work: SpMM's work is A's non-zeros times X's columns.
+  auto spmmSchedule = [](int64_t rows, int perRow, int64_t cols, int threads) {
+    IndexVar i("i"), j("j"), k("k");
+    Tensor<double> Y("Y", {rows, cols}, DenseFormat(2)), A("A", {rows, rows}, CSR()), X("X", {rows, cols}, DenseFormat(2));
+    for (int64_t r = 0; r < rows; r++)
+      for (int e = 0; e < perRow; e++) A.insert({r, (r * 7 + e * 13) % rows}, 1.0);
+    A.pack();
+    Y(i, k) = A(i, j) * X(j, k);
+    return defaultParallelSchedule(Y.assignment(), threads, 16).str();
+  };
+  // 4096 x 16 entries x 64 columns on 4 threads: 4.2M of work, 64 blocks a thread
+  // (16384 each) of 16 rows.
+  EXPECT_EQ(spmmSchedule(4096, 16, 64, 4), "split(i,i_block,i_in,16),parallelize(i_block,cpu_thread,no_races)");
+  // 32 columns: 2.1M, 32 blocks a thread (64 would hold 8192 each): 32 rows.
+  EXPECT_EQ(spmmSchedule(4096, 16, 32, 4), "split(i,i_block,i_in,32),parallelize(i_block,cpu_thread,no_races)");
+  // One column, 2 entries a row: 8192 of work stays at 16 blocks a thread, 64 rows.
+  EXPECT_EQ(spmmSchedule(4096, 2, 1, 4), "split(i,i_block,i_in,64),parallelize(i_block,cpu_thread,no_races)");
 }
 
 TEST(Tuning, BadSettingsNameTheSetting) {

@@ -164,11 +164,13 @@ Schedule parseSchedule(const std::string& text, const Assignment& a);
 
 /// The schedule used when the user gives none and asks for `threads` > 1: the outermost
 /// loop over output rows, in blocks; or, for skewed rows of a sparse operand feeding a
-/// dense output, an even split of that operand's non-zeros. Empty when no parallel
-/// schedule is safe (the kernel then runs on one thread).
+/// dense output, an even split of that operand's non-zeros. A thread gets the host
+/// tuning's blocks (CpuTuning::blocksPerThread, 16), up to 4x as many where the data
+/// bound to the operands gives each block ample work. Empty when no parallel schedule
+/// is safe (the kernel then runs on one thread).
 Schedule defaultParallelSchedule(const Assignment& a, int threads);
-/// As above with `blocksPerThread` blocks of rows (or of non-zeros) a thread, instead of
-/// the host's tuning's (CpuTuning::blocksPerThread).
+/// As above with `blocksPerThread` instead of the host tuning's as the blocks a thread
+/// starts from.
 Schedule defaultParallelSchedule(const Assignment& a, int threads, int blocksPerThread);
 
 /// Rows per block when `extent` rows run on `threads` threads in blocks: about

@@ -34,12 +34,12 @@ struct CpuTuning {
   bool pairs = false;          ///< two-lane steps on those rows where the gathers are not used
   bool shortGathers = true;    ///< 4-entry gathers on shorter rows of irregular lengths
   int gatherMean = 12;         ///< mean row length from which the 8-entry gathers are used
-  /// Parallel block loops, once a thread's own share of blocks is done: "on" takes the
-  /// blocks left in the others' shares, "peek" likewise but reads a share before taking
-  /// from it, "off" takes none (a static split).
-  std::string steal = "on";
+  /// Parallel block loops, once a thread's own share of blocks is done: "peek" takes the
+  /// blocks left in the others' shares, reading a share before taking from it; "on"
+  /// takes without reading first; "off" takes none (a static split).
+  std::string steal = "peek";
   bool streamPrefetch = true;  ///< software prefetch ahead of long streamed rows
-  int blocksPerThread = 16;    ///< blocks of rows a thread's share holds in default parallel schedules
+  int blocksPerThread = 16;    ///< blocks a thread's share holds in default parallel schedules (up to 4x for ample work)
   std::string cpu;             ///< the CPU's model name
   std::string origin;          ///< "calibrated in 0.41 s", "cached in FILE", "TESSEL_TUNING=..."
   std::string evidence;        ///< what was measured (times of each variant), if anything

@@ -226,7 +226,7 @@ std::vector<std::string> CpuTuning::jitFlags() const {
   if (pairs) f.push_back("-DTESSEL_USE_PAIRS=1");
   if (!shortGathers) f.push_back("-DTESSEL_USE_SHORT_GATHERS=0");
   if (gatherMean != 12) f.push_back("-DTESSEL_GATHER_MEAN=" + std::to_string(gatherMean));
-  if (steal != "on") f.push_back(steal == "peek" ? "-DTESSEL_STEAL=2" : "-DTESSEL_STEAL=0");
+  if (steal != "peek") f.push_back(steal == "on" ? "-DTESSEL_STEAL=1" : "-DTESSEL_STEAL=0");
   if (!streamPrefetch) f.push_back("-DTESSEL_STREAM_PREFETCH=0");
   return f;
 }
