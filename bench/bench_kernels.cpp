@@ -281,7 +281,25 @@ struct Timed {
   size_t burst = 1;  // timed calls per visit (burstFor)
   bool warmCall = false;  // an untimed call starts each visit
   std::function<void()> untimed;  // that call, when not run() (which records)
+  std::shared_ptr<tessel::Kernel> variant;  // a --variants build, kept alive while timed
 };
+
+/// A tessel kernel's timed run: compute and assembly seconds as the kernel reports them;
+/// with `walls`, each call's wall time is recorded there too.
+Timed timedTessel(std::string name, std::shared_ptr<tessel::Kernel> k, const tessel::Assignment& a, int t,
+                  std::vector<double>* walls) {
+  tessel::Kernel* kern = k.get();
+  Timed s{std::move(name), [] {},
+          [kern, walls, &a, t] {
+            auto t0 = Clock::now();
+            tessel::RunTimes rt = kern->run(a, t);
+            if (walls) walls->push_back(seconds(t0));
+            return rt.assembleSeconds + rt.computeSeconds;
+          },
+          {}};
+  s.untimed = [kern, &a, t] { kern->run(a, t); };
+  return s;
+}
 
 /// About 0.6 s of each system per case and thread count, 5 to 2001 repetitions, split
 /// evenly over the passes (at least 2 a pass): short kernels get many, spread over the
@@ -315,8 +333,6 @@ struct ThreadRuns {
   std::string tesselNote, tesselErr;
   std::vector<double> walls;  // tessel's run() wall times
   std::map<std::string, std::string> status, notes;
-  std::vector<std::shared_ptr<tessel::Kernel>> variantKernels;  // --variants, in order
-  std::vector<std::string> variantNames;                        // "tessel[...]", compiled ones
 };
 
 /// Compiles tessel's kernel for t threads and runs every system once (warm-up), checking
@@ -338,17 +354,7 @@ std::unique_ptr<ThreadRuns> prepareThreads(Case& c, int t, Peers& peers, const s
   Result ref;
   bool haveRef = false;
   if (r.kern) {
-    tessel::Kernel* kern = r.kern.get();
-    std::vector<double>* walls = &r.walls;
-    r.timed.push_back({"tessel", [] {},
-                       [kern, walls, &a, t] {
-                         auto t0 = Clock::now();
-                         tessel::RunTimes rt = kern->run(a, t);
-                         walls->push_back(seconds(t0));
-                         return rt.assembleSeconds + rt.computeSeconds;
-                       },
-                       {}});
-    r.timed.back().untimed = [kern, &a, t] { kern->run(a, t); };
+    r.timed.push_back(timedTessel("tessel", r.kern, a, t, &r.walls));
     r.timed.back().run();  // warm-up
     r.walls.clear();
     ref = tesselResult(c.out);
@@ -372,16 +378,8 @@ std::unique_ptr<ThreadRuns> prepareThreads(Case& c, int t, Peers& peers, const s
           continue;
         }
       }
-      tessel::Kernel* kern = k.get();
-      r.variantKernels.push_back(k);
-      r.variantNames.push_back(name);
-      r.timed.push_back({name, [] {},
-                         [kern, &a, t] {
-                           tessel::RunTimes rt = kern->run(a, t);
-                           return rt.assembleSeconds + rt.computeSeconds;
-                         },
-                         {}});
-      r.timed.back().untimed = [kern, &a, t] { kern->run(a, t); };
+      r.timed.push_back(timedTessel(name, k, a, t, nullptr));
+      r.timed.back().variant = k;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "  %s (%d threads): %s\n", name.c_str(), t, e.what());
     }
@@ -528,15 +526,14 @@ std::vector<Cell> cellsOf(const Case& c, const ThreadRuns& r, const std::map<std
     }
     row.push_back(cl);
   }
-  for (const std::string& name : r.variantNames)
-    for (const Timed& s : r.timed)
-      if (s.name == name) {
-        Cell cl = base(name);
-        cl.median = cl.wall = median(s.times);
-        cl.min = *std::min_element(s.times.begin(), s.times.end());
-        cl.status = "ok";
-        row.push_back(cl);
-      }
+  for (const Timed& s : r.timed)
+    if (s.variant) {
+      Cell cl = base(s.name);
+      cl.median = cl.wall = median(s.times);
+      cl.min = *std::min_element(s.times.begin(), s.times.end());
+      cl.status = "ok";
+      row.push_back(cl);
+    }
   std::fprintf(stderr, "%-8s %-16s t=%d", kname, c.input.c_str(), r.t);
   for (auto& cl : row) {
     if (cl.status == "ok")
@@ -633,11 +630,12 @@ std::vector<Cell> combinePasses(const std::vector<std::vector<Cell>>& passes) {
   return out;
 }
 
-/// "a,b,c" -> {"a", "b", "c"} (command-line lists).
-std::vector<std::string> commaList(const std::string& text) {
+/// "a,b,c" -> {"a", "b", "c"} (command-line lists); empty items are dropped.
+std::vector<std::string> commaList(const std::string& text, char sep = ',') {
   std::vector<std::string> out;
   std::stringstream ss(text);
-  for (std::string item; std::getline(ss, item, ',');) out.push_back(item);
+  for (std::string item; std::getline(ss, item, sep);)
+    if (!item.empty()) out.push_back(item);
   return out;
 }
 
@@ -686,9 +684,7 @@ int main(int argc, char** argv) {
     } else if (s == "--seconds") {
       secondsPerCell = std::stod(next());
     } else if (s == "--variants") {
-      std::stringstream list(next());
-      for (std::string v; std::getline(list, v, ';');)
-        if (!v.empty()) opt.variants.push_back(v);
+      opt.variants = commaList(next(), ';');  // each variant's settings hold commas
     } else {
       std::fprintf(stderr,
                    "usage: bench_kernels [--quick] [--kernels spmv,spmm,sddmm,spadd3,spgemm,spttv,spmttkrp]\n"
