@@ -377,8 +377,9 @@ TEST(LoopFuse, AutomaticChoiceCountsBusyRows) {
     for (int threads : {1, 2}) {
       ScheduleChoice c = defaultSchedule(a, threads);
       SCOPED_TRACE(std::string(sparseRows ? "one row in ten" : "every row") + ", " + std::to_string(threads) + " threads");
-      // Fused per row: on 2 threads in blocks of rows (AutomaticFusionPerRowRunsBlocksOfRowsInParallel).
-      const char* fused = threads == 1 ? "loopfuse(i)" : "split(i,i_block,i_in,13),loopfuse(i_in)";
+      // Fused per row: on 2 threads in blocks of rows (AutomaticFusionPerRowRunsBlocksOfRowsInParallel),
+      // 64 a thread for the plan's 3.3e6 of work (blocksPerThreadFor): 4 rows each.
+      const char* fused = threads == 1 ? "loopfuse(i)" : "split(i,i_block,i_in,4),loopfuse(i_in)";
       const std::string s = c.schedule.str();
       EXPECT_EQ(s.rfind(sparseRows ? fused : "precompute(", 0), 0u) << s << "\n" << c.reason;
       EXPECT_EQ(c.reason.rfind(sparseRows ? "fused at i (loopfuse)" : "separate kernels", 0), 0u) << c.reason;

@@ -103,6 +103,12 @@ TEST(Tuning, AmpleWorkGetsMoreBlocksAThread) {
   EXPECT_EQ(spmmSchedule(4096, 16, 32, 4), "split(i,i_block,i_in,32),parallelize(i_block,cpu_thread,no_races)");
   // One column, 2 entries a row: 8192 of work stays at 16 blocks a thread, 64 rows.
   EXPECT_EQ(spmmSchedule(4096, 2, 1, 4), "split(i,i_block,i_in,64),parallelize(i_block,cpu_thread,no_races)");
+  // The rule alone (the fused nests' row blocks use it with their plan's estimate).
+  EXPECT_EQ(blocksPerThreadFor(0, 16, 16), 16);
+  EXPECT_EQ(blocksPerThreadFor(2.0 * 16 * 16 * 16384 - 1, 16, 16), 16);
+  EXPECT_EQ(blocksPerThreadFor(2.0 * 16 * 16 * 16384, 16, 16), 32);
+  EXPECT_EQ(blocksPerThreadFor(1e12, 16, 16), 64);  // twice at most
+  EXPECT_EQ(blocksPerThreadFor(1e12, 0, 0), 4);     // no threads, no base: one thread, one block
 }
 
 TEST(Tuning, BadSettingsNameTheSetting) {

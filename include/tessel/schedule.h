@@ -178,6 +178,11 @@ Schedule defaultParallelSchedule(const Assignment& a, int threads, int blocksPer
 /// taking a block costs nothing next to its work (at least one row).
 int64_t rowsPerParallelBlock(int64_t extent, int threads, int blocksPerThread);
 
+/// Blocks a thread gets for `work` entries of work (stored entries times the extents of
+/// the loops that do not index them) on `threads` threads: `blocksPerThread`, doubled
+/// (twice at most) while each block keeps 16384 entries of work.
+int blocksPerThreadFor(double work, int threads, int blocksPerThread);
+
 /// The schedule tessel picks when the user gives none, and why.
 struct ScheduleChoice {
   Schedule schedule;

@@ -18,10 +18,19 @@ int64_t rowsPerParallelBlock(int64_t extent, int threads, int blocksPerThread) {
   return std::max<int64_t>(1, (extent + blocks - 1) / blocks);
 }
 
-namespace {
+int blocksPerThreadFor(double work, int threads, int blocksPerThread) {
+  // Ample work is cut into up to 4x the blocks, each keeping kBlockWork: on the 16-core
+  // Xeon at 16 threads, 64 blocks a thread ran SpMM and SDDMM on rmat-17 1.2-1.3x and
+  // uniform-300K 1.05-1.2x faster than 16 (skewed rows even out), where on small
+  // matrices (bayer10, ca-AstroPh SpMV: a few hundred entries a block) they ran 2x slower.
+  constexpr double kBlockWork = 16384;
+  int perThread = std::max(blocksPerThread, 1);
+  threads = std::max(threads, 1);
+  for (int k = 0; k < 2 && work / (2.0 * threads * perThread) >= kBlockWork; k++) perThread *= 2;
+  return perThread;
+}
 
-/// Work a block should keep before blocks are split finer (entries times inner extents).
-constexpr double kBlockWork = 16384;
+namespace {
 
 /// Entries of work the nest does: the least over the inputs bound to data of the
 /// positions its storage holds times the extents of the loops that do not index it
@@ -62,13 +71,7 @@ Schedule defaultParallelSchedule(const Assignment& user, int threads, int blocks
   if (p.order.empty()) return {};
   const IndexVar& outer = p.order[0];
   int64_t extent = extentOf(a, outer);
-  // Ample work is cut into up to 4x the blocks, each keeping kBlockWork: on the 16-core
-  // Xeon at 16 threads, 64 blocks a thread ran SpMM and SDDMM on rmat-17 1.2-1.3x and
-  // uniform-300K 1.05-1.2x faster than 16 (skewed rows even out), where on small
-  // matrices (bayer10, ca-AstroPh SpMV: a few hundred entries a block) they ran 2x slower.
-  int perThread = std::max(blocksPerThread, 1);
-  const double work = workOf(a, p);
-  for (int k = 0; k < 2 && work / (2.0 * threads * perThread) >= kBlockWork; k++) perThread *= 2;
+  const int perThread = blocksPerThreadFor(workOf(a, p), threads, blocksPerThread);
   int64_t blocks = static_cast<int64_t>(threads) * perThread;
   IndexVar o0(outer.name() + "_block"), o1(outer.name() + "_in");
 

@@ -305,9 +305,11 @@ IndexVar blockedFusion(Schedule& s, const Plan& plan, const IndexVar& v, int64_t
 /// `v` becomes the loop inside the blocks, `outer` the block loop. Rows in parallel
 /// alone are OpenMP's guided chunks, whose first chunks are large: <SpMMH, GEMM> fused per
 /// row on wiki-Vote's skewed rows took 3.2-3.6 ms on 2 threads, in blocks 2.7-2.9 ms.
-void rowBlocks(Schedule& s, IndexVar& v, IndexVar& outer, int64_t extent, int threads) {
+/// As many blocks as the default parallel schedule's for the plan's estimated `work`.
+void rowBlocks(Schedule& s, IndexVar& v, IndexVar& outer, int64_t extent, int threads, double work) {
   IndexVar block(v.name() + "_block"), in(v.name() + "_in");
-  s.split(v, block, in, rowsPerParallelBlock(extent, threads, hostTuning().blocksPerThread));
+  const int perThread = blocksPerThreadFor(work, threads, hostTuning().blocksPerThread);
+  s.split(v, block, in, rowsPerParallelBlock(extent, threads, perThread));
   outer = block;
   v = in;
 }
@@ -376,7 +378,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
           s = before;
           outer = first;
           IndexVar row = p->order[0];  // the outermost loop's variable in the fused nest
-          if (inBlocks) rowBlocks(s, row, outer, extent, sharing);
+          if (inBlocks) rowBlocks(s, row, outer, extent, sharing, plan.cost);
           for (size_t f = blocked ? 1 : 0; f < plan.fusions.size(); f++)
             s.loopfuse(plan.fusions[f] == p->order[0] ? row : plan.fusions[f]);
           lowered = driver::lowers(a, s);
