@@ -59,6 +59,10 @@ std::vector<std::string> jitDefaultFlags();
 /// and feature flags from /proc/cpuinfo (empty where there is none).
 const std::string& jitHostCpuIdentity();
 
+/// The value of `key`'s line in jitHostCpuIdentity() ("model name", "cpu family",
+/// "model", "stepping", "flags"...; "" when it has none).
+std::string jitHostCpuField(const std::string& key);
+
 /// Identity of the compiler `compiler` (empty: $TESSEL_CC, else cc) as the cache keys
 /// objects: its resolved path and the file's size and times ("missing" when not found).
 std::string jitCompilerIdentity(const std::string& compiler = "");

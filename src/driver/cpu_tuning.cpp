@@ -29,32 +29,12 @@ namespace {
 
 constexpr const char* kCacheVersion = "tessel-tuning-v2";  // v2: pairs
 
-/// The value of `key`'s line in the host's CPU identity ("" when it has none).
-std::string cpuField(const std::string& key) {
-  const std::string& id = jitHostCpuIdentity();
-  for (size_t at = 0; at < id.size();) {
-    size_t end = id.find('\n', at);
-    if (end == std::string::npos) end = id.size();
-    const std::string line = id.substr(at, end - at);
-    at = end + 1;
-    const size_t colon = line.find(':');
-    if (colon == std::string::npos) continue;
-    std::string k = line.substr(0, colon);
-    k.erase(k.find_last_not_of(" \t") + 1);
-    if (k != key) continue;
-    std::string v = line.substr(colon + 1);
-    v.erase(0, v.find_first_not_of(' '));
-    return v;
-  }
-  return "";
-}
-
 /// The CPU as figures name it: its model name, and its family, model and stepping
 /// numbers (a VM's name can be generic).
 std::string modelName() {
-  std::string m = cpuField("model name");
+  std::string m = jitHostCpuField("model name");
   if (m.empty()) m = "unknown CPU";
-  const std::string family = cpuField("cpu family"), model = cpuField("model"), stepping = cpuField("stepping");
+  const std::string family = jitHostCpuField("cpu family"), model = jitHostCpuField("model"), stepping = jitHostCpuField("stepping");
   if (!family.empty() && !model.empty())
     m += " (family " + family + ", model " + model + (stepping.empty() ? "" : ", stepping " + stepping) + ")";
   return m;

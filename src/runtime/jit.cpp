@@ -222,6 +222,16 @@ std::string compilerIdentity(const std::string& compiler) {
 
 /// Host CPU description, for flags like -march=native whose meaning depends on the machine
 /// (a cache shared between different hosts must not mix their objects).
+/// The key of a /proc/cpuinfo line: the whole text before its colon, trailing blanks
+/// dropped ("model" is not "model name"); "" without a colon.
+std::string cpuinfoKey(const std::string& line) {
+  const size_t colon = line.find(':');
+  if (colon == std::string::npos) return "";
+  std::string k = line.substr(0, colon);
+  k.erase(k.find_last_not_of(" \t") + 1);
+  return k;
+}
+
 const std::string& hostCpuIdentity() {
   static std::once_flag once;
   static std::string id;
@@ -233,10 +243,7 @@ const std::string& hostCpuIdentity() {
     bool vendor = false, name = false, family = false, model = false, stepping = false, flags = false;
     while (std::getline(in, line) && !(vendor && name && family && model && stepping && flags)) {
       auto take = [&](const char* key, bool& seen) {
-        // The whole key before the colon ("model" must not take "model name").
-        const size_t n = std::strlen(key), colon = line.find(':');
-        if (!seen && colon != std::string::npos && line.rfind(key, 0) == 0 &&
-            line.find_first_not_of(" \t", n) == colon) {
+        if (!seen && cpuinfoKey(line) == key) {
           id += line;
           id += '\n';
           seen = true;
@@ -694,6 +701,17 @@ std::vector<std::string> jitDefaultFlags() {
 }
 
 const std::string& jitHostCpuIdentity() { return hostCpuIdentity(); }
+
+std::string jitHostCpuField(const std::string& key) {
+  std::istringstream in(hostCpuIdentity());
+  for (std::string line; std::getline(in, line);)
+    if (cpuinfoKey(line) == key) {
+      std::string v = line.substr(line.find(':') + 1);
+      v.erase(0, v.find_first_not_of(' '));
+      return v;
+    }
+  return "";
+}
 
 void detail::writeCacheFile(const std::string& target, const std::string& content, const std::string& suffix) {
   writeFileAtomically(target, content, suffix);
