@@ -370,21 +370,26 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
         outer = blockedFusion(s, plan, p->order[0], extent, sharing);
         const bool blocked = !(outer == p->order[0]);  // the first fusion is already in s
         if (blocked) at = "blocks of " + plan.fusions[0].name();
-        // In blocks of rows on several threads where that lowers, else rows as they are.
-        const Schedule before = s;
-        const IndexVar first = outer;
-        bool lowered = false;
-        for (bool inBlocks : {!blocked && sharing > 1, false}) {
-          s = before;
-          outer = first;
+        // s with the rest of the fusions; inBlocks: the rows in blocks, `par` the block loop.
+        auto fuseRest = [&](bool inBlocks, IndexVar& par) {
+          Schedule f = s;
           IndexVar row = p->order[0];  // the outermost loop's variable in the fused nest
-          if (inBlocks) rowBlocks(s, row, outer, extent, sharing, plan.cost);
-          for (size_t f = blocked ? 1 : 0; f < plan.fusions.size(); f++)
-            s.loopfuse(plan.fusions[f] == p->order[0] ? row : plan.fusions[f]);
-          lowered = driver::lowers(a, s);
-          if (lowered || !inBlocks) break;
+          if (inBlocks) rowBlocks(f, row, par, extent, sharing, plan.cost);
+          for (size_t k = blocked ? 1 : 0; k < plan.fusions.size(); k++)
+            f.loopfuse(plan.fusions[k] == p->order[0] ? row : plan.fusions[k]);
+          return f;
+        };
+        // In blocks of rows on several threads where that lowers, else rows as they are.
+        IndexVar par = outer;
+        Schedule fused = fuseRest(!blocked && sharing > 1, par);
+        if (!driver::lowers(a, fused)) {
+          if (blocked || sharing <= 1) continue;
+          par = outer;
+          fused = fuseRest(false, par);
+          if (!driver::lowers(a, fused)) continue;
         }
-        if (!lowered) continue;
+        s = fused;
+        outer = par;
         for (size_t f = blocked ? 1 : 0; f < plan.fusions.size(); f++)
           at += (at.empty() ? "" : ", then ") + plan.fusions[f].name();
         why = "fused at " + at + " (loopfuse): ";
