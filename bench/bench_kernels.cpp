@@ -281,23 +281,22 @@ struct Timed {
   size_t burst = 1;  // timed calls per visit (burstFor)
   bool warmCall = false;  // an untimed call starts each visit
   std::function<void()> untimed;  // that call, when not run() (which records)
-  std::shared_ptr<tessel::Kernel> variant;  // a --variants build, kept alive while timed
+  bool variant = false;  // a --variants build (a cell of its own)
 };
 
 /// A tessel kernel's timed run: compute and assembly seconds as the kernel reports them;
 /// with `walls`, each call's wall time is recorded there too.
 Timed timedTessel(std::string name, std::shared_ptr<tessel::Kernel> k, const tessel::Assignment& a, int t,
                   std::vector<double>* walls) {
-  tessel::Kernel* kern = k.get();
   Timed s{std::move(name), [] {},
-          [kern, walls, &a, t] {
+          [k, walls, &a, t] {
             auto t0 = Clock::now();
-            tessel::RunTimes rt = kern->run(a, t);
+            tessel::RunTimes rt = k->run(a, t);
             if (walls) walls->push_back(seconds(t0));
             return rt.assembleSeconds + rt.computeSeconds;
           },
           {}};
-  s.untimed = [kern, &a, t] { kern->run(a, t); };
+  s.untimed = [k, &a, t] { k->run(a, t); };
   return s;
 }
 
@@ -379,7 +378,7 @@ std::unique_ptr<ThreadRuns> prepareThreads(Case& c, int t, Peers& peers, const s
         }
       }
       r.timed.push_back(timedTessel(name, k, a, t, nullptr));
-      r.timed.back().variant = k;
+      r.timed.back().variant = true;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "  %s (%d threads): %s\n", name.c_str(), t, e.what());
     }

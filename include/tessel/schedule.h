@@ -179,8 +179,8 @@ Schedule defaultParallelSchedule(const Assignment& a, int threads, int blocksPer
 int64_t rowsPerParallelBlock(int64_t extent, int threads, int blocksPerThread);
 
 /// Blocks a thread gets for `work` entries of work (stored entries times the extents of
-/// the loops that do not index them) on `threads` threads: `blocksPerThread`, doubled
-/// (twice at most) while each block keeps 16384 entries of work.
+/// the loops that do not index them; a fused nest's estimated multiplies) on `threads`
+/// threads: `blocksPerThread`, doubled (twice at most) while each block keeps 16384.
 int blocksPerThreadFor(double work, int threads, int blocksPerThread);
 
 /// The schedule tessel picks when the user gives none, and why.

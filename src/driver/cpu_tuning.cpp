@@ -34,7 +34,8 @@ constexpr const char* kCacheVersion = "tessel-tuning-v2";  // v2: pairs
 std::string modelName() {
   std::string m = jitHostCpuField("model name");
   if (m.empty()) m = "unknown CPU";
-  const std::string family = jitHostCpuField("cpu family"), model = jitHostCpuField("model"), stepping = jitHostCpuField("stepping");
+  const std::string family = jitHostCpuField("cpu family"), model = jitHostCpuField("model"),
+                    stepping = jitHostCpuField("stepping");
   if (!family.empty() && !model.empty())
     m += " (family " + family + ", model " + model + (stepping.empty() ? "" : ", stepping " + stepping) + ")";
   return m;

@@ -220,8 +220,6 @@ std::string compilerIdentity(const std::string& compiler) {
   return os.str();
 }
 
-/// Host CPU description, for flags like -march=native whose meaning depends on the machine
-/// (a cache shared between different hosts must not mix their objects).
 /// The key of a /proc/cpuinfo line: the whole text before its colon, trailing blanks
 /// dropped ("model" is not "model name"); "" without a colon.
 std::string cpuinfoKey(const std::string& line) {
@@ -232,6 +230,8 @@ std::string cpuinfoKey(const std::string& line) {
   return k;
 }
 
+/// Host CPU description, for flags like -march=native whose meaning depends on the machine
+/// (a cache shared between different hosts must not mix their objects).
 const std::string& hostCpuIdentity() {
   static std::once_flag once;
   static std::string id;
