@@ -69,11 +69,11 @@ struct Plan {
 // kernels gather one at a time), so <SDDMM, SpMM>, whose T is stored like B, ran
 // separate at 0.8-1.0x the fused time. A dense T costs far more per entry than its two accesses (zeroed, stored
 // and read back whole): <SpMM, GEMM>'s separate kernels ran 0.9-1.8x the fused nest's
-// time, about 20 multiplies per entry of T. Beyond the last-level cache, 4x that.
+// time, about 20 multiplies per entry of T. Beyond the last-level cache, dearer again
+// (beyondCacheFactor).
 constexpr double kFusedOverhead = 1.25;
 constexpr double kTrafficSparse = 1.0;   ///< per entry of a T stored like a sparse factor
 constexpr double kTrafficDense = 20.0;   ///< per entry of a dense T
-constexpr double kBeyondCache = 4.0;
 /// A second kernel call, its temporary's allocation and its stage's parallel schedule
 /// (a parallel region at any thread count), as many multiplies as a small fused nest
 /// does in that time: on a 4 x 4 x 4 <MTTKRP, GEMM>, 1.3 us more a run than the fused
@@ -111,6 +111,21 @@ int64_t lastLevelCacheBytes() {
   if (!__builtin_cpu_is("amd")) return b;
 #endif
   return std::min<int64_t>(b, ccx);
+}
+
+/// How much dearer a separate kernels' temporary is per entry once it exceeds the
+/// last-level cache. On the 2-core AMD EPYC VM (Zen 4, 32 MB L3 a core complex),
+/// <SpMM, GEMM>'s separate kernels ran 0.9-1.8x the fused nest with T beyond the L3: 4.
+/// On the 2-core Intel Xeon VM (Emerald Rapids, 260 MB L3) separate kernels with a dense
+/// T twice the L3 ran 1.03-1.16x faster than the fused nest (<SpMM, GEMM> and
+/// <SpMMH, GEMM> at 1 thread, <MTTKRP, GEMM> at 1 and 2), where 4 had chosen the fused
+/// nest (<MTTKRP, GEMM> 1.11x the best): T is written once and read back in order, a
+/// stream, so no premium there.
+double beyondCacheFactor() {
+#if defined(__x86_64__) || defined(__i386__)
+  if (!__builtin_cpu_is("amd")) return 1.0;
+#endif
+  return 4.0;
 }
 
 class CostModel {
@@ -240,7 +255,7 @@ class CostModel {
       }
       const double bytes = entries * (s.like >= 0 ? 12.0 : 8.0);  // values, and a sparse T's coordinates
       const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) *
-                             (bytes > static_cast<double>(lastLevelCacheBytes()) ? kBeyondCache : 1.0);
+                             (bytes > static_cast<double>(lastLevelCacheBytes()) ? beyondCacheFactor() : 1.0);
       s.cost = first + second + traffic + kSeparateCall;
       std::ostringstream w;
       w << (s.like >= 0 ? "stored like " + p_.inputs[static_cast<size_t>(s.like)].node->tensor.name() : "dense") << ", "
