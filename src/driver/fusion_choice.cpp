@@ -120,7 +120,7 @@ int64_t lastLevelCacheBytes() {
 /// T twice the L3 ran 1.03-1.16x faster than the fused nest (<SpMM, GEMM> and
 /// <SpMMH, GEMM> at 1 thread, <MTTKRP, GEMM> at 1 and 2), where 4 had chosen the fused
 /// nest (<MTTKRP, GEMM> 1.11x the best): T is written once and read back in order, a
-/// stream, so no premium there.
+/// stream, so no premium there. Other CPUs, unmeasured, keep the fitted 4.
 double beyondCacheFactor() {
 #if defined(__x86_64__) || defined(__i386__)
   if (!__builtin_cpu_is("amd")) return 1.0;
