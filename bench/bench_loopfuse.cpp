@@ -2,7 +2,8 @@
 // nest (the same expression, no schedule) and the separate kernels (two assignments, the
 // first materializing the temporary the fusion avoids). A fusion at the outermost loop
 // runs at blocks of its rows (split, then loopfuse at the block loop); "fused per row"
-// is loopfuse at the loop itself, for comparison. Inputs are on the real matrices and
+// is loopfuse at the loop itself, for comparison (for <SDDMM, SpMM>, whose blocks keep the
+// temporary at B's positions, the nest fused at j instead). Inputs are on the real matrices and
 // 3-tensors of ../shared/data and generated inputs whose separate temporary exceeds the
 // last-level cache. All variants are compiled up front and run interleaved (round r runs
 // each `reps` times), so machine noise hits them alike; figures are medians of compute
@@ -87,6 +88,8 @@ Stage compile(const std::string& expr, std::map<std::string, TensorBase>& t, con
 struct Family {
   std::string name, fused, at, producer, consumer;
   std::string target;  // the bar, for the report
+  /// The second fused column's fusion point: `at` itself (per row) unless set.
+  std::string alsoAt;
 };
 
 /// Runs the three variants of `f` on the tensors `t` (inputs; outputs are made here,
@@ -121,15 +124,21 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   // consumer's dense operand stays in cache across the block; per row, the producer's
   // rows evicted it every row. Fused further in: at the loop itself.
   std::string fusedSchedule = inRowBlocks(f.at);
-  // On several threads, at least 4 blocks a thread (as the automatic choice).
-  const int64_t rows = std::min<int64_t>(2048 / tempDims.back(), outDims[0] / (4 * threads));
+  // On several threads, at least 4 blocks a thread (as the automatic choice). A row of a
+  // temporary stored like B holds B's entries in that row (loopfuse stores it at B's
+  // positions); its blocks hold about 32768 entries, as the automatic choice's.
+  const bool atPositions = !tempFormat.isAllDense();
+  const int64_t rowTemp = atPositions ? std::max<int64_t>(1, t.at("B").storedCount() / std::max<int64_t>(1, outDims[0]))
+                                      : tempDims.back();
+  const int64_t rows = std::min<int64_t>(
+      {atPositions ? int64_t{1} << 40 : 256, (atPositions ? 32768 : 2048) / rowTemp, outDims[0] / (4 * threads)});
   if (f.at == "i" && rows >= 2) {
     fusedSchedule = "split(i,i0,i1," + std::to_string(rows) + "),loopfuse(i0)" +
                     (threads > 1 ? ",parallelize(i0,cpu_thread,no_races)" : "");
   }
   vs.push_back({"fused", {compile(f.fused, t, fusedSchedule, threads)}, t["A"], {}});
   t["A"] = output("A");
-  vs.push_back({"per row", {compile(f.fused, t, inRowBlocks(f.at), threads)}, t["A"], {}});
+  vs.push_back({"per row", {compile(f.fused, t, inRowBlocks(f.alsoAt.empty() ? f.at : f.alsoAt), threads)}, t["A"], {}});
   t["A"] = output("A");
   t["T"] = TensorBase("T", Datatype::Float64, tempDims, tempFormat);
   Stage first = compile(f.producer, t, "", threads);
@@ -231,12 +240,14 @@ int main(int argc, char** argv) {
 
   std::printf("loop fusion, %d thread(s), medians of %d rounds x %d calls (perfect nest: 1 call per round), ms\n\n",
               threads, rounds, reps);
-  std::printf("| kernel | input | fused | fused per row | separate | perfect nest | separate / fused | perfect / fused | auto |\n"
+  std::printf("| kernel | input | fused | fused per row (SDDMM: at j) | separate | perfect nest | separate / fused | perfect / fused | auto |\n"
               "|---|---|---:|---:|---:|---:|---:|---:|---|\n");
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> ratios;
   const int64_t K = 64, L = 64, J = 64;
-  const Family sddmm{"<SDDMM, SpMM>", "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)", "j",
-                     "T(i,j) = B(i,j) * C(i,k) * D(j,k)", "A(i,l) = T(i,j) * E(j,l)", ""};
+  // <SDDMM, SpMM> fused at blocks of rows keeps the temporary at B's positions; the
+  // second column is the nest fused at j (a scalar temporary per entry).
+  const Family sddmm{"<SDDMM, SpMM>", "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)", "i",
+                     "T(i,j) = B(i,j) * C(i,k) * D(j,k)", "A(i,l) = T(i,j) * E(j,l)", "", "j"};
   const Family spmm{"<SpMM, GEMM>", "A(i,l) = B(i,j) * C(j,k) * D(k,l)", "i", "T(i,k) = B(i,j) * C(j,k)",
                     "A(i,l) = T(i,k) * D(k,l)", ""};
   const Family spmmh{"<SpMMH, GEMM>", "A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)", "i",
@@ -268,7 +279,7 @@ int main(int argc, char** argv) {
               {coo.dims[0], Mt}, {coo.dims[0], Jt}, Format::parse("dd"), threads, rounds, reps,
               static_cast<double>(coo.nnz()) * Jt * Mt < 2e9, ratios[mttkrp.name].first, ratios[mttkrp.name].second);
   }
-  std::printf("\n| kernel | fused vs separate (geomean) | fused per row vs separate | fused vs perfect nest (geomean) |\n"
+  std::printf("\n| kernel | fused vs separate (geomean) | fused per row (SDDMM: at j) vs separate | fused vs perfect nest (geomean) |\n"
               "|---|---:|---:|---:|\n");
   for (auto& [name, r] : ratios) {
     if (r.second.empty()) continue;  // no input ran it (--only)

@@ -486,6 +486,56 @@ TEST(LoopFuseSplit, FusedAtBlocksSddmmNestedAndMttkrp) {
   }
 }
 
+TEST(LoopFuseSplit, SddmmAtBlocksKeepsTheTemporaryAtBsPositions) {
+  // <SDDMM, SpMM> fused at blocks of rows with B in CSR: t(i,j) lives at B's positions (the
+  // block's non-zeros, not rows x J), the producer sums each dot product in a scalar, and
+  // the consumer iterates B's pattern. Equal to plain loops on empty and one-entry shapes,
+  // empty rows, blocks of 1 and past the extent, sparse C, D and E (the producer's merge
+  // meets nothing at some of B's entries, the consumer's skips some), precompute too, and
+  // 1, 2 and 4 threads.
+  std::mt19937_64 rng(33);
+  struct Shape {
+    int64_t m, n, K, L;
+    double density;
+  };
+  for (const Shape& sh : {Shape{9, 7, 3, 4, 0.35}, Shape{9, 7, 3, 4, 0.0}, Shape{1, 1, 1, 1, 1.0},
+                          Shape{13, 5, 2, 3, 0.15}, Shape{4, 40, 5, 2, 0.5}})
+    for (const char* dense : {"dd", "ds"}) {
+      CooData B = randomCoo({sh.m, sh.n}, sh.density, rng), C = randomCoo({sh.m, sh.K}, 0.6, rng),
+              D = randomCoo({sh.n, sh.K}, 0.6, rng), E = randomCoo({sh.n, sh.L}, 0.6, rng);
+      std::vector<Operand> in = {{"B", B, fmt("ds")}, {"C", C, fmt(dense)}, {"D", D, fmt(dense)}, {"E", E, fmt(dense)}};
+      SCOPED_TRACE(std::to_string(sh.m) + "x" + std::to_string(sh.n) + " " + dense);
+      expectSchedules(kSddmmSpmm, in, {sh.m, sh.L},
+                      {"split(i,i0,i1,1),loopfuse(i0)", "split(i,i0,i1,3),loopfuse(i0)",
+                       "split(i,i0,i1,64),loopfuse(i0)", "divide(i,i0,i1,3),loopfuse(i0)",
+                       "split(i,i0,i1,2),loopfuse(i0),split(l,l0,l1,2)",
+                       "split(i,i0,i1,2),precompute(B(i,j) * C(i,k) * D(j,k),w,i0)"},
+                      plainSddmmSpmm(B, C, D, E), ",parallelize(i0)");
+    }
+  // What the kernel holds: one array of B's positions, zeroed a block at a time.
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({50, 6}, 0.4, rng), fmt("ds"))},
+                                         {"C", makeTensor("C", randomCoo({50, 3}, 1, rng), fmt("dd"))},
+                                         {"D", makeTensor("D", randomCoo({6, 3}, 1, rng), fmt("dd"))},
+                                         {"E", makeTensor("E", randomCoo({6, 2}, 1, rng), fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {50, 2}, fmt("dd"))}};
+  Assignment a = parseAssignment(kSddmmSpmm, t);
+  const std::string c = Kernel::emitC(a, parseSchedule("split(i,i0,i1,16),loopfuse(i0)", a));
+  EXPECT_NE(c.find("t_i0 at B's positions"), std::string::npos) << c.substr(0, 1500);
+  EXPECT_NE(c.find("t_i0_len = (int64_t)B1_pos[B0_dim]"), std::string::npos) << c;
+  EXPECT_NE(c.find("t_i0_x = (int64_t)B1_pos[i0_begin]"), std::string::npos) << c;
+  EXPECT_EQ(c.find("(i - i0_begin)"), std::string::npos) << c;
+  // B not in CSR (DCSR), or the fusion not at blocks: t stays dense.
+  for (const char* other : {"ss"}) {
+    std::map<std::string, TensorBase> u = t;
+    u["B"] = makeTensor("B", randomCoo({50, 6}, 0.4, rng), fmt(other));
+    Assignment b = parseAssignment(kSddmmSpmm, u);
+    const std::string d = Kernel::emitC(b, parseSchedule("split(i,i0,i1,16),loopfuse(i0)", b));
+    EXPECT_EQ(d.find("at B's positions"), std::string::npos) << other;
+    EXPECT_NE(d.find("(i - i0_begin)"), std::string::npos) << other;
+  }
+  EXPECT_EQ(Kernel::emitC(a, parseSchedule("loopfuse(i)", a)).find("at B's positions"), std::string::npos);
+}
+
 TEST(LoopFuseSplit, BlockTemporaryHoldsOneBlock) {
   // The temporary is R rows long, indexed from the block's first row; the producer runs
   // over the whole block before the consumer.

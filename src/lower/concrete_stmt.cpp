@@ -72,6 +72,9 @@ std::string str(const IndexStmt& s) {
     case IndexStmtNode::Kind::Forall:
       return "forall(" + s->loop.var.name() + loopNote(s->loop) + ", " + str(s->body) + ")";
     case IndexStmtNode::Kind::Where:
+      if (const LocalTemporary* t = s->temporary.get(); t && t->positionsOf)
+        return "where(" + str(s->consumer) + ", " + str(s->producer) + ", " + t->name + " at " +
+               t->positionsOf->tensor.name() + "'s positions)";
       return "where(" + str(s->consumer) + ", " + str(s->producer) + ")";
     case IndexStmtNode::Kind::Sequence: {
       std::string out = "sequence(";

@@ -72,6 +72,13 @@ struct LocalTemporary {
   std::optional<IndexVar> block;
   int64_t blockAmount = 0;  ///< the split's block size, or divide's number of pieces
   bool blockDivide = false;
+  /// At B's positions: t(i,j) is stored where the producer's factor B(i,j) (CSR, i the
+  /// block's variable) stores its entries, and the consumer iterates B's pattern
+  /// (`positionsRead`, an access of t with B's levels) instead of every j. SDDMM feeding
+  /// SpMM fused at blocks of rows: t holds the block's non-zeros, not rows x J. Null
+  /// otherwise.
+  const tessel::ExprNode* positionsOf = nullptr;
+  const tessel::ExprNode* positionsRead = nullptr;
 };
 
 struct IndexStmtNode;

@@ -19,6 +19,10 @@ LocalTemporaryLowering::LocalTemporaryLowering(const Problem& p, const IndexStmt
   // the reduction-chains pass vectorize, where `t[0] += v` through memory is one
   // dependent add per iteration (4x slower at 64 terms).
   scalar_ = t.vars.empty();
+  if (t.positionsOf) {
+    positionsOf_ = p.accessIndex(t.positionsOf);
+    positionsRead_ = p.accessIndex(t.positionsRead);
+  }
   all_ = scalar_ ? var(sym_.fresh(t.name), scalar(sym_.computeType())) : var(sym_.fresh(t.name), ptr(sym_.computeType()));
   len_ = var(sym_.fresh(t.name + "_len"), i64());
   stride_ = var(sym_.fresh(t.name + "_stride"), i64());
@@ -61,15 +65,35 @@ Expr LocalTemporaryLowering::index(const Env& env) const {
   return add(row->second, idx);
 }
 
-Expr LocalTemporaryLowering::element(const Env& env) const { return scalar_ ? all_ : load(all_, index(env)); }
+/// B's position of the entry at the bound variables (t at B's positions).
+static Expr positionOf(const Env& env, int access, const std::string& name) {
+  const std::vector<LevelState>& st = env.in.at(access);
+  TESSEL_CHECK(st.size() == 2, "temporary " + name + ": read or written before B's entry is bound");
+  return st.back().pos;
+}
+
+bool LocalTemporaryLowering::elementBound(const Env& env) const {
+  return atPositions() && env.in.at(positionsOf_).size() == 2;
+}
+
+Expr LocalTemporaryLowering::element(const Env& env) const {
+  if (atPositions()) return load(all_, positionOf(env, positionsRead_, t_.name));
+  return scalar_ ? all_ : load(all_, index(env));
+}
 
 Stmt LocalTemporaryLowering::addTo(const Env& env, Expr v) const {
   if (scalar_) return assign(all_, applyOp(p_.assignment.semiring.add, all_, std::move(v)));  // the semiring's add
-  return store(all_, index(env), std::move(v), reduceOpOf(p_.assignment.semiring));
+  Expr at = atPositions() ? positionOf(env, positionsOf_, t_.name) : index(env);
+  return store(all_, at, std::move(v), reduceOpOf(p_.assignment.semiring));
 }
 
 std::vector<Stmt> LocalTemporaryLowering::allocate() const {
   if (scalar_) return {};
+  if (atPositions()) {  // every position of B: pos[rows]
+    const int arg = p_.inputs[positionsOf_].arg;
+    Expr len = cast(i64(), load(sym_.arrays(arg, 1).pos, sym_.arrays(arg, 0).dim));
+    return {decl(len_, len), decl(all_), alloc(all_, binary(ExprOp::Max, len_, intImm(1)), false)};
+  }
   Expr len = intImm(1);
   for (const IndexVar& v : t_.vars) len = mul(len, extent(v));
   if (serial_) return {decl(len_, len), decl(all_), alloc(all_, binary(ExprOp::Max, len_, intImm(1)), false)};
@@ -86,6 +110,15 @@ Stmt LocalTemporaryLowering::release() const { return scalar_ ? block({}) : ir::
 
 std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
   if (scalar_) return {decl(all_, zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType()))};
+  if (atPositions()) {  // the block's rows' positions of B, [pos[lo], pos[hi])
+    env.inLocal = true;
+    auto r = env.range.find(t_.block->id());
+    TESSEL_CHECK(r != env.range.end(), "temporary " + t_.name + ": its block of " + t_.block->name() + " is not set");
+    Expr pos = sym_.arrays(p_.inputs[positionsOf_].arg, 1).pos;
+    Expr x = var(sym_.fresh(t_.name + "_x"), i64());
+    return {forRange(x, cast(i64(), load(pos, r->second.first)), cast(i64(), load(pos, r->second.second)),
+                     store(all_, x, zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType())))};
+  }
   Expr off = var(sym_.fresh(t_.name + "_row"), i64());
   env.localRows[&t_] = off;
   env.inLocal = true;

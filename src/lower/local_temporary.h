@@ -34,6 +34,12 @@ class LocalTemporaryLowering {
   std::optional<LocalSplit> split(const IndexExpr& e) const;
   /// Is this access the consumer's read of t?
   bool reads(const tessel::ExprNode* n) const { return n->tensor == access_.node().tensor; }
+  /// t at B's positions (LocalTemporary::positionsOf): the consumer's read of t is
+  /// iterated like B, not read as a dense array.
+  bool atPositions() const { return positionsOf_ >= 0; }
+  /// Producer side, t at B's positions: B's entry is bound, so every loop below adds
+  /// into the same element of t (summed in a scalar, then added once: addTo).
+  bool elementBound(const Env& env) const;
   /// t's element at the variables bound in `env`, in this thread's row.
   ir::Expr element(const Env& env) const;
   /// t[..] += v at the variables bound in `env`.
@@ -55,6 +61,10 @@ class LocalTemporaryLowering {
   /// adjacent-line prefetcher fetches together) for any element type.
   static constexpr int64_t kThreadGap = 128;
   bool serial_;                         ///< one row, at offset 0 (no thread number per iteration)
+  /// t at B's positions: B's access (the producer's factor) and the consumer's read of t,
+  /// as input accesses; -1 for a dense t. One array of B's positions serves every thread
+  /// (blocks of rows own disjoint ranges of them).
+  int positionsOf_ = -1, positionsRead_ = -1;
   bool scalar_ = false;                 ///< no index variables: a local scalar per iteration
 
   ir::Expr index(const Env& env) const;
@@ -72,6 +82,12 @@ class LocalTemporaries {
   const LocalTemporaryLowering& of(const IndexStmtNode* where) const;
   /// The temporary this access reads, or null when it is an input's access.
   const LocalTemporaryLowering* reading(const tessel::ExprNode* n) const;
+  /// The same, only for a dense t: read, never iterated (a t at B's positions is
+  /// iterated as B).
+  const LocalTemporaryLowering* readingDense(const tessel::ExprNode* n) const {
+    const LocalTemporaryLowering* t = reading(n);
+    return t && !t->atPositions() ? t : nullptr;
+  }
   std::vector<ir::Stmt> allocate() const;
   std::vector<ir::Stmt> release() const;
 

@@ -465,12 +465,24 @@ class Scheduler {
   ///   forall(at, where(forall(.., lhs = rest * t(vars)), forall(.., t(vars) += e)))
   /// each side over the loops below `at` that its expression uses, in scheduled order.
   IndexStmt precomputeAt(const IndexStmt& root, const Site& site, const ScheduleCommand& c) {
-    auto t = std::make_shared<const LocalTemporary>(localTemporary(site, c));
+    LocalTemporary local = localTemporary(site, c);
     std::vector<IndexExpr> have, mine, rest;
     factorsOf(site.leaf->rhs, have);
     for (const IndexExpr& f : have)
-      (std::count(t->factors.begin(), t->factors.end(), f.get()) ? mine : rest).push_back(f);
-    IndexExpr access = denseTemporary(t->name, p_.outputType(), t->vars, p_.assignment);
+      (std::count(local.factors.begin(), local.factors.end(), f.get()) ? mine : rest).push_back(f);
+    IndexExpr access;
+    if (const int b = positionsFor(site, local); b >= 0) {
+      // t at B's positions: the consumer reads it through an access with B's levels (B's
+      // argument slot), so its loops iterate B's pattern.
+      const AccessInfo in = p_.inputs[b];  // (a copy: the push_back below may move the vector)
+      access = TensorVar(local.name, p_.outputType(), in.node->tensor.dims(), p_.args[in.arg].format)(local.vars);
+      p_.inputs.push_back(AccessInfo{access.get(), in.arg, in.levelVars});
+      local.positionsOf = in.node;
+      local.positionsRead = access.get();
+    } else {
+      access = denseTemporary(local.name, p_.outputType(), local.vars, p_.assignment);
+    }
+    auto t = std::make_shared<const LocalTemporary>(std::move(local));
     rest.push_back(access);
     IndexExpr produced = productOf(mine), consumed = productOf(rest);
     // A loop over one operand's positions (pos) runs over coordinates in a side without
@@ -495,6 +507,24 @@ class Scheduler {
     IndexStmt where = whereStmt(consumer, producer, t, access, site.at->body);
     names_.push_back(t->name);
     return replaced(root, site.at, forallStmt(site.at->loop, site.at->depth, where));
+  }
+
+  /// The producer's factor B at whose positions t can be stored (index into p_.inputs),
+  /// or -1: t at the outermost loop, over blocks of rows (split or divide of i), t(i,j)
+  /// indexed like B(i,j) stored as CSR (dense i, compressed unique j, identity order). B
+  /// multiplies the producer, so t is zero wherever B has no entry, and each row of a
+  /// block is one range of B's positions, which no other block writes.
+  int positionsFor(const Site& site, const LocalTemporary& t) const {
+    if (!site.root() || !site.above.empty() || !t.block || t.vars.size() != 2 || !(t.vars[0] == *t.block)) return -1;
+    for (const tessel::ExprNode* n : t.factors) {
+      const int a = p_.accessIndex(n);
+      const Format& f = p_.args[p_.inputs[a].arg].format;
+      if (n->mask.isMask || n->mask.complement || p_.maskTested(a)) continue;
+      if (f.order() != 2 || f.level(0) != LevelKind::Dense || f.level(1) != LevelKind::Compressed) continue;
+      if (f.modeOrder() != std::vector<int>{0, 1} || p_.inputs[a].levelVars != t.vars || n->vars != t.vars) continue;
+      return a;
+    }
+    return -1;
   }
 
   /// The variables of an assignment's left-hand side (the output's, or a temporary's).

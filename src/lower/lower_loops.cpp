@@ -111,7 +111,7 @@ class LoopLowerer {
   bool resolveInputs(Env& env, const IndexExpr& e, std::vector<Stmt>& s) const {
     bool probed = false;
     for (const tessel::ExprNode* n : accessesIn(e)) {
-      if (locals_.reading(n)) continue;
+      if (locals_.readingDense(n)) continue;
       if (n->mask.complement || p_.maskByRow(p_.accessIndex(n))) continue;  // tested whole by probeMasks
       int a = p_.accessIndex(n);
       const auto& lv = p_.inputs[a].levelVars;
@@ -136,7 +136,7 @@ class LoopLowerer {
   }
 
   int iteratedAt(const Env& env, const tessel::ExprNode* n, const IndexVar& v) const {
-    if (locals_.reading(n)) return -1;  // the temporary is dense: read, never iterated
+    if (locals_.readingDense(n)) return -1;  // the temporary is dense: read, never iterated
     int a = p_.accessIndex(n);
     if (n->mask.complement || p_.maskByRow(a)) return -1;  // tested where its variables are bound
     const auto& lv = p_.inputs[a].levelVars;
@@ -174,6 +174,7 @@ class LoopLowerer {
     }
     if (env.inWorkspace) return out_.workspaceUpdate(env, phase_, phase_ == Phase::Numeric ? value(e, env) : nullptr);
     if (phase_ == Phase::Symbolic) return block({});
+    if (env.localProducer && env.localAcc) return assign(env.localAcc, reduceExpr(reduceOpOf(semiring()), env.localAcc, value(e, env)));
     if (env.localProducer) return env.localProducer->addTo(env, value(e, env));
     Expr v = value(e, env);
     if (env.acc) return assign(env.acc, reduceExpr(reduceOpOf(semiring()), env.acc, v));
@@ -198,6 +199,16 @@ class LoopLowerer {
       env.acc = acc;
       Stmt inner = lowerAt(d, e, env);
       return block({decl(acc, zeroValue(semiring(), sym_.computeType(), sym_.outputType())), inner, out_.storeValue(env, acc)});
+    }
+    // A producer of t at B's positions, once B's entry is bound: the loops below sum into
+    // one element, in a scalar the reduction-chains pass vectorizes (SDDMM's dot product).
+    if (phase_ == Phase::Numeric && env.localProducer && !env.localAcc && env.localProducer->elementBound(env)) {
+      Expr acc = var(sym_.fresh("acc"), scalar(sym_.computeType()));
+      Env inner = env;
+      inner.localAcc = acc;
+      Stmt body = lowerAt(d, e, inner);
+      return block({decl(acc, zeroValue(semiring(), sym_.computeType(), sym_.outputType())), body,
+                    env.localProducer->addTo(env, acc)});
     }
     return lowerAt(d, e, env);
   }
@@ -304,7 +315,7 @@ class LoopLowerer {
     Stmt where = localWhere(w, sp, env);
     const LocalTemporary& t = *w->temporary;
     for (const tessel::ExprNode* n : t.factors) {
-      if (locals_.reading(n)) continue;  // an outer temporary: dense
+      if (locals_.readingDense(n)) continue;  // an outer temporary: dense
       int a = p_.accessIndex(n);
       size_t k = env.in[a].size();
       const auto& lv = p_.inputs[a].levelVars;

@@ -63,6 +63,8 @@ struct Env {
   bool inLocal = false;
   /// Computing a temporary: leaves add into it, not into the output.
   const LocalTemporaryLowering* localProducer = nullptr;
+  /// Computing a temporary at B's positions below B's entry: leaves sum into this scalar.
+  ir::Expr localAcc;
 };
 
 /// Accesses in an expression, left to right.
