@@ -337,6 +337,7 @@ class LoopLowerer {
     std::vector<Stmt> s = t.startRow(base);
     Env producer = base;
     producer.localProducer = &t;
+    producer.localAcc = nullptr;  // (an enclosing t's scalar sum is not this t's)
     s.push_back(descend(w->producer.get(), sp.producer, producer));
     s.push_back(descend(w->consumer.get(), sp.consumer, base));
     return block(s);
