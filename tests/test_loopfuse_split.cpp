@@ -21,6 +21,7 @@
 #include "tessel/reference.h"
 #include "tessel/schedule.h"
 #include "tessel/syntax.h"
+#include "tessel/tuning.h"
 
 using namespace tessel;
 using namespace tessel::testing;
@@ -34,6 +35,14 @@ const std::string kSddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
 const std::string kSpmmGemm = "A(i,m) = B(i,j) * C(j,l) * D(l,m)";
 const std::string kTriple = "A(i,m) = B(i,j) * C(i,k) * D(j,k) * E(j,l) * F(l,m)";
 
+/// The nonzero entries of c.
+Values valuesOf(const CooData& c) {
+  Values m;
+  for (int64_t e = 0; e < c.nnz(); e++)
+    if (c.values[e] != 0)
+      m[std::vector<int64_t>(c.coords.begin() + e * c.order(), c.coords.begin() + (e + 1) * c.order())] = c.values[e];
+  return m;
+}
 /// The dense output (dims `out`) of `expr` over `in` under `schedule` on `threads` threads.
 Values run(const std::string& expr, const std::vector<Operand>& in, const std::vector<int64_t>& out,
            const std::string& schedule, int threads = 1) {
@@ -43,12 +52,7 @@ Values run(const std::string& expr, const std::vector<Operand>& in, const std::v
   t.emplace("A", A);
   Assignment a = parseAssignment(expr, t);
   Kernel::compile(a, parseSchedule(schedule, a))->run(a, threads);
-  CooData c = A.toCoo();
-  Values m;
-  for (int64_t e = 0; e < c.nnz(); e++)
-    if (c.values[e] != 0)
-      m[std::vector<int64_t>(c.coords.begin() + e * c.order(), c.coords.begin() + (e + 1) * c.order())] = c.values[e];
-  return m;
+  return valuesOf(A.toCoo());
 }
 
 /// Entries of x and y agree within a relative 1e-10 (absent = 0).
@@ -552,6 +556,44 @@ TEST(LoopFuseSplit, BlockTemporaryHoldsOneBlock) {
       << c.substr(0, 1500);
   EXPECT_NE(c.find("t_i0_len = 16 * C1_dim"), std::string::npos) << c;
   EXPECT_NE(c.find("(i - i0_begin)"), std::string::npos) << c;
+}
+
+TEST(LoopFuseSplit, AutomaticChoiceChargesATemporaryBeyondTheCache) {
+  // <SpMM, GEMM>'s separate kernels write and read back a dense T (300 x 64 doubles,
+  // 150 KB). Within the last-level cache the cost model picks them; beyond it, charged 4x
+  // per entry, the fused nest; charged 1x (Intel's streaming), separate kernels again.
+  // The reason says when T is beyond the cache.
+  std::mt19937_64 rng(34);
+  const int64_t n = 300, L = 64, M = 64;
+  const CooData B = randomCoo({n, n}, 0.03, rng), C = randomCoo({n, L}, 1, rng), D = randomCoo({L, M}, 1, rng);
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", B, fmt("ds"))},
+                                         {"C", makeTensor("C", C, fmt("dd"))},
+                                         {"D", makeTensor("D", D, fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {n, M}, fmt("dd"))}};
+  Assignment a = parseAssignment(kSpmmGemm, t);
+  auto choose = [&](const std::string& settings) { return defaultSchedule(a, 1, tuningFromSettings(settings)); };
+  const ScheduleChoice inCache = choose("llc=1G,beyond-llc=4"), beyond4 = choose("llc=64K,beyond-llc=4"),
+                       beyond1 = choose("llc=64K,beyond-llc=1");
+  EXPECT_EQ(inCache.schedule.str().rfind("precompute(", 0), 0u) << inCache.schedule.str() << "\n" << inCache.reason;
+  EXPECT_EQ(inCache.reason.find("beyond the"), std::string::npos) << inCache.reason;
+  EXPECT_NE(beyond4.schedule.str().find("loopfuse"), std::string::npos) << beyond4.schedule.str() << "\n" << beyond4.reason;
+  EXPECT_EQ(beyond1.schedule.str().rfind("precompute(", 0), 0u) << beyond1.schedule.str() << "\n" << beyond1.reason;
+  EXPECT_NE(beyond1.reason.find("beyond the 64 KB last-level cache"), std::string::npos) << beyond1.reason;
+  // (B C) D by plain loops over dense rows.
+  std::vector<double> c = dense(C), d = dense(D), bc(static_cast<size_t>(n * L)), plain(static_cast<size_t>(n * M));
+  for (int64_t x = 0; x < B.nnz(); x++)
+    for (int64_t l = 0; l < L; l++) bc[B.coords[2 * x] * L + l] += B.values[x] * c[B.coords[2 * x + 1] * L + l];
+  Values expected;
+  for (int64_t i = 0; i < n; i++)
+    for (int64_t mm = 0; mm < M; mm++) {
+      double v = 0;
+      for (int64_t l = 0; l < L; l++) v += bc[i * L + l] * d[l * M + mm];
+      if (v != 0) expected[{i, mm}] = v;
+    }
+  for (const ScheduleChoice& ch : {inCache, beyond4, beyond1}) {
+    Kernel::compile(a, ch.schedule)->run(a, 1);
+    EXPECT_TRUE(same(valuesOf(t.at("A").toCoo()), expected)) << ch.schedule.str();
+  }
 }
 
 TEST(LoopFuseSplit, AutomaticChoiceFusesAtBlocksOfBusyRows) {

@@ -131,6 +131,27 @@ TEST(Tuning, BadSettingsNameTheSetting) {
   expectError("steal=sometimes", "steal must be on, peek or off");
   expectError("blocks=0", "blocks");
   expectError("stream-prefetch=2", "stream-prefetch must be on or off");
+  expectError("llc=0", "llc");
+  expectError("llc=32X", "llc");
+  expectError("llc=M", "llc");
+  expectError("llc=2048G", "llc");
+  expectError("beyond-llc=0", "beyond-llc");
+  expectError("beyond-llc=4x", "beyond-llc");
+}
+
+TEST(Tuning, CacheModelSettings) {
+  // llc and beyond-llc set the automatic fusion choice's cache model; unset, they are
+  // detected and not shown.
+  CpuTuning t = tuningFromSettings("llc=64K,beyond-llc=2.5");
+  EXPECT_EQ(t.llcBytes, 64 << 10);
+  EXPECT_EQ(t.beyondLlc, 2.5);
+  EXPECT_NE(t.settings().find(",llc=65536,beyond-llc=2.5"), std::string::npos) << t.settings();
+  EXPECT_EQ(tuningFromSettings(t.settings()), t);
+  EXPECT_EQ(tuningFromSettings("llc=3M").llcBytes, 3 << 20);
+  EXPECT_EQ(tuningFromSettings("llc=1G").llcBytes, int64_t{1} << 30);
+  EXPECT_EQ(tuningFromSettings("llc=1000").llcBytes, 1000);
+  EXPECT_EQ(tuningFromSettings("default").settings().find("llc"), std::string::npos);
+  EXPECT_EQ(t.jitFlags(), tuningFromSettings("").jitFlags());  // no effect on the generated code
 }
 
 TEST(Tuning, CalibrationDecidesBothKindsAndSaysWhy) {

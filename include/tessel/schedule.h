@@ -188,6 +188,8 @@ int64_t rowsPerParallelBlock(int64_t extent, int threads, int blocksPerThread);
 /// threads: `blocksPerThread`, doubled (twice at most) while each block keeps 16384.
 int blocksPerThreadFor(double work, int threads, int blocksPerThread);
 
+struct CpuTuning;  // tessel/tuning.h
+
 /// The schedule tessel picks when the user gives none, and why.
 struct ScheduleChoice {
   Schedule schedule;
@@ -206,5 +208,8 @@ struct ScheduleChoice {
 /// Kernel::compile with no schedule runs the loops as they are: pass this to it for the
 /// same choice.
 ScheduleChoice defaultSchedule(const Assignment& a, int threads);
+/// The same for a given tuning (tessel/tuning.h) instead of the host's: its blocks a
+/// thread, and the cost model's last-level cache (llc, beyond-llc).
+ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning& tuning);
 
 }  // namespace tessel

@@ -41,6 +41,13 @@ std::string modelName() {
   return m;
 }
 
+/// A factor as TESSEL_TUNING writes it: "4", "1.5".
+std::string number(double x) {
+  std::ostringstream o;
+  o << x;
+  return o.str();
+}
+
 bool parseSwitch(const std::string& key, const std::string& v) {
   if (v == "on" || v == "1" || v == "true") return true;
   if (v == "off" || v == "0" || v == "false") return false;
@@ -59,7 +66,8 @@ void applySettings(CpuTuning& t, const std::string& settings) {
     if (eq == std::string::npos)
       throw EnvironmentError("TESSEL_TUNING: '" + item +
                              "' is not a setting (isa=..., gathers=on|off, pairs=on|off, short-gathers=on|off, "
-                             "gather-mean=N, steal=on|peek|off, stream-prefetch=on|off, blocks=N; "
+                             "gather-mean=N, steal=on|peek|off, stream-prefetch=on|off, blocks=N, llc=N[K|M|G], "
+                             "beyond-llc=F; "
                              "or one word: calibrate, default)");
     std::string key = item.substr(0, eq), v = item.substr(eq + 1);
     if (key == "isa") {
@@ -93,9 +101,26 @@ void applySettings(CpuTuning& t, const std::string& settings) {
       if (v.empty() || *end || n < 1 || n > 100000)
         throw EnvironmentError("TESSEL_TUNING: gather-mean must be a whole number from 1 to 100000, not '" + v + "'");
       t.gatherMean = static_cast<int>(n);
+    } else if (key == "llc") {
+      char* end = nullptr;
+      long long n = std::strtoll(v.c_str(), &end, 10);
+      const std::string unit = end ? end : "";
+      const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
+      if (v.empty() || end == v.c_str() || shift < 0 || n < 1 || n > (int64_t{1} << 40 >> shift))
+        throw EnvironmentError("TESSEL_TUNING: llc (the last-level cache) must be a size in bytes from 1 to 1T, "
+                               "with K, M or G, not '" + v + "'");
+      t.llcBytes = static_cast<int64_t>(n) << shift;
+    } else if (key == "beyond-llc") {
+      char* end = nullptr;
+      double f = std::strtod(v.c_str(), &end);
+      if (v.empty() || *end || !(f >= 0.1 && f <= 100))
+        throw EnvironmentError("TESSEL_TUNING: beyond-llc (a temporary's cost beyond the last-level cache) must be a "
+                               "factor from 0.1 to 100, not '" + v + "'");
+      t.beyondLlc = f;
     } else {
       throw EnvironmentError("TESSEL_TUNING: unknown setting '" + key +
-                             "' (known: isa, gathers, pairs, short-gathers, gather-mean, steal, stream-prefetch, blocks)");
+                             "' (known: isa, gathers, pairs, short-gathers, gather-mean, steal, stream-prefetch, blocks, "
+                             "llc, beyond-llc)");
     }
   }
 }
@@ -216,7 +241,9 @@ std::string CpuTuning::settings() const {
   return "isa=" + isa + ",gathers=" + (gathers ? "on" : "off") + ",pairs=" + (pairs ? "on" : "off") +
          ",short-gathers=" + (shortGathers ? "on" : "off") +
          ",gather-mean=" + std::to_string(gatherMean) + ",steal=" + steal +
-         ",stream-prefetch=" + (streamPrefetch ? "on" : "off") + ",blocks=" + std::to_string(blocksPerThread);
+         ",stream-prefetch=" + (streamPrefetch ? "on" : "off") + ",blocks=" + std::to_string(blocksPerThread) +
+         (llcBytes > 0 ? ",llc=" + std::to_string(llcBytes) : "") +
+         (beyondLlc > 0 ? ",beyond-llc=" + number(beyondLlc) : "");
 }
 
 std::string CpuTuning::str() const { return settings() + " for " + cpu + " (" + origin + ")"; }

@@ -70,7 +70,7 @@ struct Plan {
 // separate at 0.8-1.0x the fused time. A dense T costs far more per entry than its two accesses (zeroed, stored
 // and read back whole): <SpMM, GEMM>'s separate kernels ran 0.9-1.8x the fused nest's
 // time, about 20 multiplies per entry of T. Beyond the last-level cache, dearer again
-// (beyondCacheFactor).
+// (LastLevelCache).
 constexpr double kFusedOverhead = 1.25;
 constexpr double kTrafficSparse = 1.0;   ///< per entry of a T stored like a sparse factor
 constexpr double kTrafficDense = 20.0;   ///< per entry of a dense T
@@ -98,39 +98,40 @@ std::vector<IndexVar> varsOf(const std::vector<Factor>& fs) {
   return out;
 }
 
-/// The last-level cache one core sees. AMD's L3 belongs to a core complex (32 MB on Zen 4),
-/// and some VMs report the whole chip's (320 MB on the 2-core EPYC VM): at most 32 MB
-/// there. Intel's is shared by the socket's cores, and one core reaches all of it: the
-/// 16-core Xeon's 300 MB held <SpMM, GEMM>'s 77 MB temporary, and separate kernels ran
-/// 1.05-1.2x faster than the fused nest the 32 MB cap had chosen.
-int64_t lastLevelCacheBytes() {
-  const int64_t ccx = int64_t{32} << 20;
-  long b = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  if (b <= 0) return ccx;
-#if defined(__x86_64__) || defined(__i386__)
-  if (!__builtin_cpu_is("amd")) return b;
-#endif
-  return std::min<int64_t>(b, ccx);
-}
+/// The cost model's last-level cache: its size one core reaches, and how much dearer a
+/// separate kernels' temporary is per entry beyond it. The tuning's llc and beyond-llc
+/// settings where set; else detected:
+/// - the size: AMD's L3 belongs to a core complex (32 MB on Zen 4), and some VMs report
+///   the whole chip's (320 MB on the 2-core EPYC VM): at most 32 MB there. Intel's is
+///   shared by the socket's cores, and one core reaches all of it: the 16-core Xeon's
+///   300 MB held <SpMM, GEMM>'s 77 MB temporary, and separate kernels ran 1.05-1.2x
+///   faster than the fused nest the 32 MB cap had chosen.
+/// - the factor: on the 2-core AMD EPYC VM (Zen 4), <SpMM, GEMM>'s separate kernels ran
+///   0.9-1.8x the fused nest with T beyond the L3: 4. On the 2-core Intel Xeon VM
+///   (Emerald Rapids, 260 MB L3) separate kernels with a dense T twice the L3 ran
+///   1.03-1.16x faster than the fused nest (<SpMM, GEMM> and <SpMMH, GEMM> at 1 thread,
+///   <MTTKRP, GEMM> at 1 and 2), where 4 had chosen the fused nest (<MTTKRP, GEMM> 1.11x
+///   the best): T is written once and read back in order, a stream, so no premium there.
+///   Other CPUs, unmeasured, keep the fitted 4.
+struct LastLevelCache {
+  int64_t bytes;
+  double beyond;
+};
 
-/// How much dearer a separate kernels' temporary is per entry once it exceeds the
-/// last-level cache. On the 2-core AMD EPYC VM (Zen 4, 32 MB L3 a core complex),
-/// <SpMM, GEMM>'s separate kernels ran 0.9-1.8x the fused nest with T beyond the L3: 4.
-/// On the 2-core Intel Xeon VM (Emerald Rapids, 260 MB L3) separate kernels with a dense
-/// T twice the L3 ran 1.03-1.16x faster than the fused nest (<SpMM, GEMM> and
-/// <SpMMH, GEMM> at 1 thread, <MTTKRP, GEMM> at 1 and 2), where 4 had chosen the fused
-/// nest (<MTTKRP, GEMM> 1.11x the best): T is written once and read back in order, a
-/// stream, so no premium there. Other CPUs, unmeasured, keep the fitted 4.
-double beyondCacheFactor() {
+LastLevelCache lastLevelCache(const CpuTuning& tuning) {
+  bool amd = true;  // (and other non-Intel CPUs: the fitted values)
 #if defined(__x86_64__) || defined(__i386__)
-  if (!__builtin_cpu_is("amd")) return 1.0;
+  amd = __builtin_cpu_is("amd");
 #endif
-  return 4.0;
+  const int64_t ccx = int64_t{32} << 20;
+  const long reported = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  const int64_t detected = reported <= 0 ? ccx : amd ? std::min<int64_t>(reported, ccx) : reported;
+  return {tuning.llcBytes > 0 ? tuning.llcBytes : detected, tuning.beyondLlc > 0 ? tuning.beyondLlc : amd ? 4.0 : 1.0};
 }
 
 class CostModel {
  public:
-  CostModel(const lower::Problem& p, const Assignment& a) : p_(p), a_(a) {}
+  CostModel(const lower::Problem& p, const Assignment& a, LastLevelCache llc) : p_(p), a_(a), llc_(llc) {}
 
   /// Trips of the loop over v per iteration of the loops above it, in a nest over fs.
   double trip(const IndexVar& v, const std::vector<Factor>& fs) const {
@@ -254,12 +255,15 @@ class CostModel {
         for (const IndexVar& v : tvars) entries *= static_cast<double>(extentOf(a_, v));
       }
       const double bytes = entries * (s.like >= 0 ? 12.0 : 8.0);  // values, and a sparse T's coordinates
-      const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) *
-                             (bytes > static_cast<double>(lastLevelCacheBytes()) ? beyondCacheFactor() : 1.0);
+      const bool beyond = bytes > static_cast<double>(llc_.bytes);
+      const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) * (beyond ? llc_.beyond : 1.0);
       s.cost = first + second + traffic + kSeparateCall;
       std::ostringstream w;
       w << (s.like >= 0 ? "stored like " + p_.inputs[static_cast<size_t>(s.like)].node->tensor.name() : "dense") << ", "
         << entries << " entries";
+      if (beyond)
+        w << ", beyond the " << (llc_.bytes >= (1 << 20) ? llc_.bytes >> 20 : llc_.bytes >> 10)
+          << (llc_.bytes >= (1 << 20) ? " MB" : " KB") << " last-level cache";
       s.what = w.str();
       out.push_back(s);
     }
@@ -290,6 +294,7 @@ class CostModel {
 
   const lower::Problem& p_;
   const Assignment& a_;
+  LastLevelCache llc_;
 };
 
 /// A fusion at the outermost loop `v` at blocks of its rows: split(v, v_block, v_in, R),
@@ -321,9 +326,10 @@ IndexVar blockedFusion(Schedule& s, const Plan& plan, const IndexVar& v, int64_t
 /// alone are OpenMP's guided chunks, whose first chunks are large: <SpMMH, GEMM> fused per
 /// row on wiki-Vote's skewed rows took 3.2-3.6 ms on 2 threads, in blocks 2.7-2.9 ms.
 /// As many blocks as the default parallel schedule's for the plan's estimated `work`.
-void rowBlocks(Schedule& s, IndexVar& v, IndexVar& outer, int64_t extent, int threads, double work) {
+void rowBlocks(Schedule& s, IndexVar& v, IndexVar& outer, int64_t extent, int threads, double work,
+               int blocksPerThread) {
   IndexVar block(v.name() + "_block"), in(v.name() + "_in");
-  const int perThread = blocksPerThreadFor(work, threads, hostTuning().blocksPerThread);
+  const int perThread = blocksPerThreadFor(work, threads, blocksPerThread);
   s.split(v, block, in, rowsPerParallelBlock(extent, threads, perThread));
   outer = block;
   v = in;
@@ -338,7 +344,9 @@ std::string number(double x) {
 
 }  // namespace
 
-ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
+ScheduleChoice defaultSchedule(const Assignment& a, int threads) { return defaultSchedule(a, threads, hostTuning()); }
+
+ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning& tuning) {
   ScheduleChoice choice;
   std::vector<IndexExpr> factors;
   factorsOf(a.rhs, factors);
@@ -359,7 +367,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
     else fs.push_back({f.node().vars, p->accessIndex(f.get()), f});
   }
   if (plain) {
-    CostModel model(*p, a);
+    CostModel model(*p, a, lastLevelCache(tuning));
     std::vector<Plan> all = model.plans(fs, a.lhsNode().vars, p->order, 3);
     const double perfect = all[0].cost;
     for (const Plan& s : model.separatePlans(fs, a.lhsNode().vars, p->order)) all.push_back(s);
@@ -389,7 +397,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
         auto fuseRest = [&](bool inBlocks, IndexVar& par) {
           Schedule f = s;
           IndexVar row = p->order[0];  // the outermost loop's variable in the fused nest
-          if (inBlocks) rowBlocks(f, row, par, extent, sharing, plan.cost);
+          if (inBlocks) rowBlocks(f, row, par, extent, sharing, plan.cost, tuning.blocksPerThread);
           for (size_t k = blocked ? 1 : 0; k < plan.fusions.size(); k++)
             f.loopfuse(plan.fusions[k] == p->order[0] ? row : plan.fusions[k]);
           return f;
@@ -428,7 +436,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
           par.parallelize(outer, CPUThread, NoRaces);
         } else {
           const Assignment rest = driver::splitStages(a, s, nullptr, driver::StageSchedules::Skip).assignments.back();
-          const Schedule last = defaultParallelSchedule(rest, threads);
+          const Schedule last = defaultParallelSchedule(rest, threads, tuning.blocksPerThread);
           for (const ScheduleCommand& c : last.commands()) par.add(c);
         }
         if (plan.separate.empty() ? driver::lowers(a, par) : driver::lowersStaged(a, par)) {
@@ -443,7 +451,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) {
       return choice;
     }
   }
-  choice.schedule = defaultParallelSchedule(a, threads);
+  choice.schedule = defaultParallelSchedule(a, threads, tuning.blocksPerThread);
   if (threads > 1 && !choice.schedule.empty()) choice.reason = "default for " + std::to_string(threads) + " threads";
   return choice;
 }
