@@ -109,9 +109,10 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   auto output = [&](const std::string& name) {
     return TensorBase(name, Datatype::Float64, outDims, DenseFormat(static_cast<int>(outDims.size())));
   };
-  // A nest fused per row or further in runs its rows on several threads as the automatic
-  // choice does: in blocks that tessel's block loop hands out (OpenMP's guided chunks of
-  // plain parallelize(i) start large, and skewed rows then leave a thread waiting).
+  // A nest fused per row or further in runs its rows on several threads in blocks that
+  // tessel's block loop hands out, as the automatic choice does (OpenMP's guided chunks of
+  // plain parallelize(i) start large, and skewed rows then leave a thread waiting); the
+  // tuning's blocks a thread, where the automatic choice may double them for ample work.
   auto inRowBlocks = [&](const std::string& at) {
     if (threads <= 1) return "loopfuse(" + at + ")";
     const int64_t r = rowsPerParallelBlock(outDims[0], threads, hostTuning().blocksPerThread);
@@ -124,14 +125,13 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   // consumer's dense operand stays in cache across the block; per row, the producer's
   // rows evicted it every row. Fused further in: at the loop itself.
   std::string fusedSchedule = inRowBlocks(f.at);
-  // On several threads, at least 4 blocks a thread (as the automatic choice). A row of a
-  // temporary stored like B holds B's entries in that row (loopfuse stores it at B's
-  // positions); its blocks hold about 32768 entries, as the automatic choice's.
+  // Blocks as the automatic choice sizes them (rowsPerFusedBlock). A row of a temporary
+  // stored like B holds B's entries in that row (loopfuse stores it at B's positions).
   const bool atPositions = !tempFormat.isAllDense();
-  const int64_t rowTemp = atPositions ? std::max<int64_t>(1, t.at("B").storedCount() / std::max<int64_t>(1, outDims[0]))
-                                      : tempDims.back();
-  const int64_t rows = std::min<int64_t>(
-      {atPositions ? int64_t{1} << 40 : 256, (atPositions ? 32768 : 2048) / rowTemp, outDims[0] / (4 * threads)});
+  const double rowTemp = atPositions ? static_cast<double>(t.at("B").storedCount()) /
+                                           static_cast<double>(std::max<int64_t>(1, outDims[0]))
+                                     : static_cast<double>(tempDims.back());
+  const int64_t rows = rowsPerFusedBlock(rowTemp, outDims[0], threads, atPositions);
   if (f.at == "i" && rows >= 2) {
     fusedSchedule = "split(i,i0,i1," + std::to_string(rows) + "),loopfuse(i0)" +
                     (threads > 1 ? ",parallelize(i0,cpu_thread,no_races)" : "");

@@ -111,6 +111,19 @@ TEST(Tuning, AmpleWorkGetsMoreBlocksAThread) {
   EXPECT_EQ(blocksPerThreadFor(1e12, 0, 0), 4);     // no threads, no base: one thread, one block
 }
 
+TEST(Tuning, FusedBlocksHoldAboutTheirTemporary) {
+  // A dense temporary's block holds about 2048 entries, at most 256 rows; one at a sparse
+  // factor's positions about 32768; at least 4 blocks a thread; under 2 rows: no blocks.
+  EXPECT_EQ(rowsPerFusedBlock(64, 10000, 1), 32);
+  EXPECT_EQ(rowsPerFusedBlock(64, 10000, 2), 32);
+  EXPECT_EQ(rowsPerFusedBlock(4, 100000, 1), 256);
+  EXPECT_EQ(rowsPerFusedBlock(64, 200, 4), 12);  // 200 rows / (4 x 4 threads)
+  EXPECT_EQ(rowsPerFusedBlock(4096, 100000, 1), 0);
+  EXPECT_EQ(rowsPerFusedBlock(16, 1000000, 1, true), 2048);
+  EXPECT_EQ(rowsPerFusedBlock(16, 1000, 2, true), 125);
+  EXPECT_EQ(rowsPerFusedBlock(0, 1000000, 1, true), 32768);  // empty rows count as one entry
+}
+
 TEST(Tuning, BadSettingsNameTheSetting) {
   auto expectError = [](const std::string& s, const std::string& mention) {
     try {

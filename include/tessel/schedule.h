@@ -183,6 +183,14 @@ Schedule defaultParallelSchedule(const Assignment& a, int threads, int blocksPer
 /// taking a block costs nothing next to its work (at least one row).
 int64_t rowsPerParallelBlock(int64_t extent, int threads, int blocksPerThread);
 
+/// Rows per block of a fusion at blocks of the outermost loop (split(i,i0,i1,R),
+/// loopfuse(i0)) over `extent` rows on `threads` threads, a row of the temporary holding
+/// `tempPerRow` entries: a dense temporary of about 2048 entries (16 KB, at most 256
+/// rows), one at a sparse factor's positions of about 32768 (256 KB: its two phases
+/// gather rows of different operands, and larger blocks keep more of each in L2); at
+/// least 4 blocks a thread. Below 2 rows, fusion at blocks does not pay.
+int64_t rowsPerFusedBlock(double tempPerRow, int64_t extent, int threads, bool atPositions = false);
+
 /// Blocks a thread gets for `work` entries of work (stored entries times the extents of
 /// the loops that do not index them; a fused nest's estimated multiplies) on `threads`
 /// threads: `blocksPerThread`, doubled (twice at most) while each block keeps 16384.

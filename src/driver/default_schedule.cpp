@@ -1,5 +1,6 @@
 // The parallel schedule used when the user asks for threads but gives no schedule.
 #include <algorithm>
+#include <cmath>
 
 #include "driver/pipeline.h"
 #include "format/level_format.h"
@@ -16,6 +17,13 @@ namespace tessel {
 int64_t rowsPerParallelBlock(int64_t extent, int threads, int blocksPerThread) {
   const int64_t blocks = static_cast<int64_t>(std::max(threads, 1)) * std::max(blocksPerThread, 1);
   return std::max<int64_t>(1, (extent + blocks - 1) / blocks);
+}
+
+int64_t rowsPerFusedBlock(double tempPerRow, int64_t extent, int threads, bool atPositions) {
+  double rows = (atPositions ? 32768.0 : 2048.0) / std::max(tempPerRow, 1.0);
+  if (!atPositions) rows = std::min(rows, 256.0);
+  if (threads > 1) rows = std::min(rows, std::floor(static_cast<double>(extent) / (4.0 * threads)));
+  return static_cast<int64_t>(std::max(rows, 0.0));
 }
 
 int blocksPerThreadFor(double work, int threads, int blocksPerThread) {

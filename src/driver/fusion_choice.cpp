@@ -312,8 +312,7 @@ class CostModel {
 IndexVar blockedFusion(Schedule& s, const Plan& plan, const IndexVar& v, int64_t extent, int threads) {
   if (plan.fusions.empty() || !(plan.fusions[0] == v) || plan.temp < 8) return v;
   if (plan.busy < 0.9 || plan.fiber < 4) return v;
-  double rows = std::min(256.0, 2048.0 / plan.temp);
-  if (threads > 1) rows = std::min(rows, std::floor(static_cast<double>(extent) / (4.0 * threads)));
+  const int64_t rows = rowsPerFusedBlock(plan.temp, extent, threads);
   if (rows < 2) return v;
   IndexVar block(v.name() + "_block"), in(v.name() + "_in");
   s.split(v, block, in, static_cast<int>(rows)).loopfuse(block);
