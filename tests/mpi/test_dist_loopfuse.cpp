@@ -242,6 +242,34 @@ CooData sparseB(int64_t m, int64_t n, double d, std::mt19937_64& rng, bool integ
   return out;
 }
 
+TEST(DistLoopFuse, SddmmSpmmAtBlocksKeepsTheTemporaryAtBsPositions) {
+  // <SDDMM, SpMM> fused at blocks of each rank's rows: the leaf's temporary lives at its
+  // piece of B's positions (CSR); equal to plain loops (exactly, on integers) and to one
+  // node's fused nest, for B's rows in blocks and of about equal non-zeros.
+  std::mt19937_64 rng(23);
+  for (bool integers : {true, false}) {
+    CooData B = sparseB(31, 13, 0.3, rng, integers, {0, 5, 30});
+    std::vector<In> in = sddmmSpmmInputs(B, 3, 2, rng, integers);
+    const Dense hand = handSddmmSpmm(in[0].data, in[1].data, in[2].data, in[3].data);
+    const Dense fused = singleRun(kSddmmSpmm, in, "split(i,i0,i1,4),loopfuse(i0)");
+    const std::string p = std::to_string(P());
+    for (const auto& [bDist, schedule] : std::vector<std::pair<std::string, std::string>>{
+             {"xy->x", "distribute({i},{io},{ii}),split(ii,ib,iw,4),loopfuse(ib)"},
+             {"xy->~x", "divide(i,io,ii," + p + "),distribute(io),communicate({A,B,C,D,E},io),split(ii,ib,iw,4),loopfuse(ib)"}}) {
+      in[0].dist = bDist;
+      std::string leaf;
+      const Dense got = distRun(kSddmmSpmm, in, "xy->x", schedule, 1, &leaf);
+      SCOPED_TRACE("B:" + bDist + " -s " + schedule);
+      EXPECT_NE(leaf.find("at B's positions"), std::string::npos) << leaf;
+      if (integers) {
+        expectEqual(got, hand, "distributed vs plain loops");
+        expectEqual(fused, hand, "one node at blocks vs plain loops");
+      }
+      expectNear(got, hand, "distributed vs plain loops");
+    }
+  }
+}
+
 TEST(DistLoopFuse, SddmmSpmmByHand) {
   // 5 x 4 with row 2 empty, and k = 2, l = 3: small integers, so every sum is exact.
   CooData B = entries({5, 4}, {{{0, 0}, 2}, {{0, 3}, -1}, {{1, 1}, 3}, {{3, 0}, 1}, {{3, 2}, 4}, {{4, 3}, -2}});
