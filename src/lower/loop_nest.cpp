@@ -520,7 +520,10 @@ class Scheduler {
       const int a = p_.accessIndex(n);
       const Format& f = p_.args[p_.inputs[a].arg].format;
       if (n->mask.isMask || n->mask.complement || p_.maskTested(a)) continue;
-      if (f.order() != 2 || f.level(0) != LevelKind::Dense || f.level(1) != LevelKind::Compressed) continue;
+      if (f.order() != 2) continue;
+      const tessel::LevelFormat &rows = levelFormat(f, 0), &cols = levelFormat(f, 1);
+      if (!rows.full() || !rows.locatable() || rows.hasFlagArray()) continue;  // dense rows
+      if (!cols.hasPosArray() || !cols.unique() || cols.locatable()) continue;  // compressed, unique
       if (f.modeOrder() != std::vector<int>{0, 1} || p_.inputs[a].levelVars != t.vars || n->vars != t.vars) continue;
       return a;
     }
