@@ -516,7 +516,8 @@ TEST(LoopFuseSplit, SddmmAtBlocksKeepsTheTemporaryAtBsPositions) {
                        "split(i,i0,i1,2),precompute(B(i,j) * C(i,k) * D(j,k),w,i0)"},
                       plainSddmmSpmm(B, C, D, E), ",parallelize(i0)");
     }
-  // What the kernel holds: one array of B's positions, zeroed a block at a time.
+  // What the kernel holds: a row as long as the longest block's positions (of 16 rows),
+  // zeroed and indexed from the block's first position.
   std::map<std::string, TensorBase> t = {{"B", makeTensor("B", randomCoo({50, 6}, 0.4, rng), fmt("ds"))},
                                          {"C", makeTensor("C", randomCoo({50, 3}, 1, rng), fmt("dd"))},
                                          {"D", makeTensor("D", randomCoo({6, 3}, 1, rng), fmt("dd"))},
@@ -525,8 +526,11 @@ TEST(LoopFuseSplit, SddmmAtBlocksKeepsTheTemporaryAtBsPositions) {
   Assignment a = parseAssignment(kSddmmSpmm, t);
   const std::string c = Kernel::emitC(a, parseSchedule("split(i,i0,i1,16),loopfuse(i0)", a));
   EXPECT_NE(c.find("t_i0 at B's positions"), std::string::npos) << c.substr(0, 1500);
-  EXPECT_NE(c.find("t_i0_len = (int64_t)B1_pos[B0_dim]"), std::string::npos) << c;
-  EXPECT_NE(c.find("t_i0_x = (int64_t)B1_pos[i0_begin]"), std::string::npos) << c;
+  EXPECT_NE(c.find("t_i0_len = tessel_max(t_i0_len, (int64_t)B1_pos[tessel_min((t_i0_b * t_i0_rows) + t_i0_rows, "),
+            std::string::npos)
+      << c;
+  EXPECT_NE(c.find("t_i0_first = (int64_t)B1_pos[i0_begin]"), std::string::npos) << c;
+  EXPECT_NE(c.find("(pB1 - t_i0_first)"), std::string::npos) << c;
   EXPECT_EQ(c.find("(i - i0_begin)"), std::string::npos) << c;
   // B not in CSR (DCSR), or the fusion not at blocks: t stays dense.
   for (const char* other : {"ss"}) {

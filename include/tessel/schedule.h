@@ -130,8 +130,8 @@ class Schedule {
   /// temporary: parallelize `at` or a loop outside it), a sparse output.
   /// At the outer loop of a split of the outermost loop (`split(i,i0,i1,R),loopfuse(i0)`)
   /// the temporary holds a block of rows; where it is indexed like a producer factor B
-  /// stored as CSR (t(i,j), B(i,j) with format "ds"), it lives at B's positions (an array
-  /// over them, each block using its rows' range) and the consumer iterates B's pattern:
+  /// stored as CSR (t(i,j), B(i,j) with format "ds"), it holds the block's entries at B's
+  /// positions (from the block's first) and the consumer iterates B's pattern:
   /// <SDDMM, SpMM> at blocks runs the block's SDDMM, then its SpMM.
   /// In a distributed schedule (DistributedKernel, `tessel run -m`) it fuses the leaf
   /// kernel's loops: each rank runs the fused nest on its local boxes. `at` names a loop

@@ -75,8 +75,8 @@ struct LocalTemporary {
   /// At B's positions: t(i,j) is stored where the producer's factor B(i,j) (CSR, i the
   /// block's variable) stores its entries, and the consumer iterates B's pattern
   /// (`positionsRead`, an access of t with B's levels) instead of every j. SDDMM feeding
-  /// SpMM fused at blocks of rows: a block uses its rows' range of B's positions, not
-  /// rows x J. Null otherwise.
+  /// SpMM fused at blocks of rows: t holds the block's positions of B, not rows x J. Null
+  /// otherwise.
   const tessel::ExprNode* positionsOf = nullptr;
   const tessel::ExprNode* positionsRead = nullptr;
 };

@@ -76,59 +76,90 @@ bool LocalTemporaryLowering::elementBound(const Env& env) const {
   return atPositions() && env.in.at(positionsOf_).size() == 2;
 }
 
+/// t at B's positions: this thread's row plus the position's offset in the block.
+Expr LocalTemporaryLowering::positionIndex(const Env& env, int access) const {
+  auto row = env.localRows.find(&t_);
+  auto first = env.localBlockLo.find(&t_);
+  TESSEL_CHECK(row != env.localRows.end() && first != env.localBlockLo.end(),
+               "temporary " + t_.name + ": read outside its block");
+  return add(row->second, sub(positionOf(env, access, t_.name), first->second));
+}
+
 Expr LocalTemporaryLowering::element(const Env& env) const {
-  if (atPositions()) return load(all_, positionOf(env, positionsRead_, t_.name));
+  if (atPositions()) return load(all_, positionIndex(env, positionsRead_));
   return scalar_ ? all_ : load(all_, index(env));
 }
 
 Stmt LocalTemporaryLowering::addTo(const Env& env, Expr v) const {
   if (scalar_) return assign(all_, applyOp(p_.assignment.semiring.add, all_, std::move(v)));  // the semiring's add
-  Expr at = atPositions() ? positionOf(env, positionsOf_, t_.name) : index(env);
+  Expr at = atPositions() ? positionIndex(env, positionsOf_) : index(env);
   return store(all_, at, std::move(v), reduceOpOf(p_.assignment.semiring));
+}
+
+/// t at B's positions: a row as long as the most positions any block of rows holds (the
+/// blocks as the block loop cuts [0, rows): of blockAmount rows, or blockAmount pieces).
+std::vector<Stmt> LocalTemporaryLowering::longestBlock() const {
+  const int arg = p_.inputs[positionsOf_].arg;
+  Expr pos = sym_.arrays(arg, 1).pos, rows = sym_.extent(*t_.block);
+  Expr size = var(sym_.fresh(t_.name + "_rows"), i64()), b = var(sym_.fresh(t_.name + "_b"), i64());
+  Expr amount = intImm(t_.blockAmount);
+  Expr each = t_.blockDivide
+                  ? binary(ExprOp::Max, intImm(1), binary(ExprOp::Div, add(rows, sub(amount, intImm(1))), amount))
+                  : amount;
+  Expr blocks = binary(ExprOp::Div, add(rows, sub(size, intImm(1))), size);
+  Expr lo = mul(b, size), hi = minOf(add(mul(b, size), size), rows);
+  Expr held = sub(cast(i64(), load(pos, hi)), cast(i64(), load(pos, lo)));
+  return {decl(len_, intImm(0)), decl(size, each),
+          forRange(b, intImm(0), blocks, assign(len_, binary(ExprOp::Max, len_, held)))};
 }
 
 std::vector<Stmt> LocalTemporaryLowering::allocate() const {
   if (scalar_) return {};
-  if (atPositions()) {  // every position of B: pos[rows]
-    const int arg = p_.inputs[positionsOf_].arg;
-    Expr len = cast(i64(), load(sym_.arrays(arg, 1).pos, sym_.arrays(arg, 0).dim));
-    return {decl(len_, len), decl(all_), alloc(all_, binary(ExprOp::Max, len_, intImm(1)), false)};
+  std::vector<Stmt> s;
+  if (atPositions()) {
+    s = longestBlock();
+  } else {
+    Expr len = intImm(1);
+    for (const IndexVar& v : t_.vars) len = mul(len, extent(v));
+    s = {decl(len_, len)};
   }
-  Expr len = intImm(1);
-  for (const IndexVar& v : t_.vars) len = mul(len, extent(v));
-  if (serial_) return {decl(len_, len), decl(all_), alloc(all_, binary(ExprOp::Max, len_, intImm(1)), false)};
+  if (serial_) {
+    s.insert(s.end(), {decl(all_), alloc(all_, binary(ExprOp::Max, len_, intImm(1)), false)});
+    return s;
+  }
   // Threads' rows kThreadGap elements apart: rows back to back shared a cache line at each
   // boundary (malloc aligns to 16 bytes), and every update of the producer's row then
   // bounced that line between cores (<MTTKRP, GEMM>, t(j) of 32 doubles, ran slower on 2
   // threads of the 16-core Xeon than on 1).
   Expr threads = cast(i64(), call("omp_get_max_threads", {}, scalar(Datatype::Int32)));
-  return {decl(len_, len), decl(stride_, add(len_, intImm(kThreadGap))), decl(all_),
-          alloc(all_, mul(stride_, threads), false)};
+  s.insert(s.end(), {decl(stride_, add(len_, intImm(kThreadGap))), decl(all_), alloc(all_, mul(stride_, threads), false)});
+  return s;
 }
 
 Stmt LocalTemporaryLowering::release() const { return scalar_ ? block({}) : ir::freeArray(all_); }
 
 std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
   if (scalar_) return {decl(all_, zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType()))};
-  if (atPositions()) {  // the block's rows' positions of B, [pos[lo], pos[hi])
-    env.inLocal = true;
-    auto r = env.range.find(t_.block->id());
-    TESSEL_CHECK(r != env.range.end(), "temporary " + t_.name + ": its block of " + t_.block->name() + " is not set");
-    Expr pos = sym_.arrays(p_.inputs[positionsOf_].arg, 1).pos;
-    Expr x = var(sym_.fresh(t_.name + "_x"), i64());
-    return {forRange(x, cast(i64(), load(pos, r->second.first)), cast(i64(), load(pos, r->second.second)),
-                     store(all_, x, zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType())))};
-  }
   Expr off = var(sym_.fresh(t_.name + "_row"), i64());
   env.localRows[&t_] = off;
   env.inLocal = true;
+  Expr thread = serial_ ? intImm(0) : cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
+  if (atPositions()) {  // the block's rows' positions of B, [pos[lo], pos[hi]), from the row's start
+    auto r = env.range.find(t_.block->id());
+    TESSEL_CHECK(r != env.range.end(), "temporary " + t_.name + ": its block of " + t_.block->name() + " is not set");
+    Expr pos = sym_.arrays(p_.inputs[positionsOf_].arg, 1).pos;
+    Expr first = var(sym_.fresh(t_.name + "_first"), i64()), x = var(sym_.fresh(t_.name + "_x"), i64());
+    env.localBlockLo[&t_] = first;
+    return {decl(off, mul(thread, serial_ ? len_ : stride_)), decl(first, cast(i64(), load(pos, r->second.first))),
+            forRange(x, intImm(0), sub(cast(i64(), load(pos, r->second.second)), first),
+                     store(all_, add(off, x), zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType())))};
+  }
   if (t_.block) {
     auto r = env.range.find(t_.block->id());
     TESSEL_CHECK(r != env.range.end(), "temporary " + t_.name + ": its block of " + t_.block->name() + " is not set");
     env.localBlockLo[&t_] = r->second.first;
   }
   Expr x = var(sym_.fresh(t_.name + "_x"), i64());
-  Expr thread = serial_ ? intImm(0) : cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
   Datatype ct = sym_.computeType();
   return {decl(off, mul(thread, serial_ ? len_ : stride_)),
           forRange(x, intImm(0), len_, store(all_, add(off, x), zeroValue(p_.assignment.semiring, ct, sym_.outputType())))};

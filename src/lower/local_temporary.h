@@ -62,12 +62,14 @@ class LocalTemporaryLowering {
   static constexpr int64_t kThreadGap = 128;
   bool serial_;                         ///< one row, at offset 0 (no thread number per iteration)
   /// t at B's positions: B's access (the producer's factor) and the consumer's read of t,
-  /// as input accesses; -1 for a dense t. One array of B's positions serves every thread
-  /// (blocks of rows own disjoint ranges of them).
+  /// as input accesses; -1 for a dense t. A thread's row holds one block's positions,
+  /// indexed from the block's first (rows as long as the longest block).
   int positionsOf_ = -1, positionsRead_ = -1;
   bool scalar_ = false;                 ///< no index variables: a local scalar per iteration
 
   ir::Expr index(const Env& env) const;
+  ir::Expr positionIndex(const Env& env, int access) const;
+  std::vector<ir::Stmt> longestBlock() const;
   /// t's extent along v: v's, or a block's when t is at the outer loop of v's split.
   ir::Expr extent(const IndexVar& v) const;
 };
