@@ -2,7 +2,9 @@
 // lowering state. The loop lowerer emits, per iteration of at's loop,
 //   t[..] = 0;  (loops below at over e's variables) t[..] += e;  (loops over the rest's) out += rest * t[..]
 // t is dense, one row per thread (the loops above at may run in parallel); a t of no
-// index variables is a scalar declared in each iteration instead. A nest fused more than
+// index variables is a scalar declared in each iteration instead; a t at a CSR factor's
+// positions (LocalTemporary::positionsOf) holds a block of rows' entries of it, its
+// consumer iterating the factor's pattern. A nest fused more than
 // once (loopfuse inside a producer or consumer) has one temporary per where
 // (LocalTemporaries).
 #pragma once
