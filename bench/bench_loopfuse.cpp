@@ -135,6 +135,8 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   if (f.at == "i" && rows >= 2) {
     fusedSchedule = "split(i,i0,i1," + std::to_string(rows) + "),loopfuse(i0)" +
                     (threads > 1 ? ",parallelize(i0,cpu_thread,no_races)" : "");
+  } else if (atPositions && !f.alsoAt.empty()) {
+    fusedSchedule = inRowBlocks(f.alsoAt);  // (per row, t would be a dense row of every j)
   }
   vs.push_back({"fused", {compile(f.fused, t, fusedSchedule, threads)}, t["A"], {}});
   t["A"] = output("A");
