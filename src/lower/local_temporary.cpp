@@ -2,7 +2,9 @@
 #include "lower/local_temporary.h"
 
 #include <algorithm>
+#include <tuple>
 
+#include "lower/block_cut.h"
 #include "lower/semiring_ir.h"
 #include "notation/products.h"
 #include "tessel/error.h"
@@ -42,9 +44,8 @@ std::optional<LocalSplit> LocalTemporaryLowering::split(const IndexExpr& e) cons
 
 Expr LocalTemporaryLowering::extent(const IndexVar& v) const {
   if (!t_.block || !(*t_.block == v)) return sym_.extent(v);
-  if (!t_.blockDivide) return intImm(t_.blockAmount);
-  // divide: blocks of ceil(range / pieces), at most ceil(extent / pieces).
-  return binary(ExprOp::Div, add(sym_.extent(v), intImm(t_.blockAmount - 1)), intImm(t_.blockAmount));
+  // A divide's blocks of a range are at most its blocks of the whole extent.
+  return blockLength(sym_.extent(v), t_.blockAmount, t_.blockDivide);
 }
 
 Expr LocalTemporaryLowering::index(const Env& env) const {
@@ -102,11 +103,7 @@ std::vector<Stmt> LocalTemporaryLowering::longestBlock() const {
   const int arg = p_.inputs[positionsOf_].arg;
   Expr pos = sym_.arrays(arg, 1).pos, rows = sym_.extent(*t_.block);
   Expr size = var(sym_.fresh(t_.name + "_rows"), i64()), b = var(sym_.fresh(t_.name + "_b"), i64());
-  Expr amount = intImm(t_.blockAmount);
-  Expr each = t_.blockDivide
-                  ? binary(ExprOp::Max, intImm(1), binary(ExprOp::Div, add(rows, sub(amount, intImm(1))), amount))
-                  : amount;
-  Expr blocks = binary(ExprOp::Div, add(rows, sub(size, intImm(1))), size);
+  Expr each = blockLength(rows, t_.blockAmount, t_.blockDivide), blocks = blockCount(rows, size);
   Expr lo = mul(b, size), hi = minOf(add(mul(b, size), size), rows);
   Expr held = sub(cast(i64(), load(pos, hi)), cast(i64(), load(pos, lo)));
   return {decl(len_, intImm(0)), decl(size, each),
@@ -144,25 +141,24 @@ std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
   env.localRows[&t_] = off;
   env.inLocal = true;
   Expr thread = serial_ ? intImm(0) : cast(i64(), call("omp_get_thread_num", {}, scalar(Datatype::Int32)));
-  if (atPositions()) {  // the block's rows' positions of B, [pos[lo], pos[hi]), from the row's start
-    auto r = env.range.find(t_.block->id());
-    TESSEL_CHECK(r != env.range.end(), "temporary " + t_.name + ": its block of " + t_.block->name() + " is not set");
-    Expr pos = sym_.arrays(p_.inputs[positionsOf_].arg, 1).pos;
-    Expr first = var(sym_.fresh(t_.name + "_first"), i64()), x = var(sym_.fresh(t_.name + "_x"), i64());
-    env.localBlockLo[&t_] = first;
-    return {decl(off, mul(thread, serial_ ? len_ : stride_)), decl(first, cast(i64(), load(pos, r->second.first))),
-            forRange(x, intImm(0), sub(cast(i64(), load(pos, r->second.second)), first),
-                     store(all_, add(off, x), zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType())))};
-  }
+  Expr lo, hi;  // the block of rows this row holds (t at blocks)
   if (t_.block) {
     auto r = env.range.find(t_.block->id());
     TESSEL_CHECK(r != env.range.end(), "temporary " + t_.name + ": its block of " + t_.block->name() + " is not set");
-    env.localBlockLo[&t_] = r->second.first;
+    std::tie(lo, hi) = r->second;
   }
+  TESSEL_CHECK(lo || !atPositions(), "temporary " + t_.name + ": at B's positions without a block");
+  Expr zero = zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType());
   Expr x = var(sym_.fresh(t_.name + "_x"), i64());
-  Datatype ct = sym_.computeType();
-  return {decl(off, mul(thread, serial_ ? len_ : stride_)),
-          forRange(x, intImm(0), len_, store(all_, add(off, x), zeroValue(p_.assignment.semiring, ct, sym_.outputType())))};
+  if (atPositions()) {  // the block's rows' positions of B, [pos[lo], pos[hi]), from the row's start
+    Expr pos = sym_.arrays(p_.inputs[positionsOf_].arg, 1).pos;
+    Expr first = var(sym_.fresh(t_.name + "_first"), i64());
+    env.localBlockLo[&t_] = first;
+    return {decl(off, mul(thread, serial_ ? len_ : stride_)), decl(first, cast(i64(), load(pos, lo))),
+            forRange(x, intImm(0), sub(cast(i64(), load(pos, hi)), first), store(all_, add(off, x), zero))};
+  }
+  if (lo) env.localBlockLo[&t_] = lo;
+  return {decl(off, mul(thread, serial_ ? len_ : stride_)), forRange(x, intImm(0), len_, store(all_, add(off, x), zero))};
 }
 
 void LocalTemporaries::add(const Problem& p, const IndexStmtNode& where, Symbols& sym, bool serial) {

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "lower/block_cut.h"
 #include "lower/leaf_value.h"
 #include "lower/level_format.h"
 #include "lower/local_temporary.h"
@@ -464,14 +465,9 @@ class LoopLowerer {
     }
     lo = declared(l.var.name() + "_lo", lo, s);
     hi = declared(l.var.name() + "_hi", hi, s);
-    Expr size = intImm(l.amount);
-    if (l.divide)
-      size = declared(l.var.name() + "_size",
-                      binary(ExprOp::Max, intImm(1),
-                             binary(ExprOp::Div, add(sub(hi, lo), intImm(l.amount - 1)), intImm(l.amount))),
-                      s);
-    Expr count = declared(l.var.name() + "_n",
-                          binary(ExprOp::Div, add(sub(hi, lo), sub(size, intImm(1))), size), s);
+    Expr size = blockLength(sub(hi, lo), l.amount, l.divide);
+    if (l.divide) size = declared(l.var.name() + "_size", size, s);
+    Expr count = declared(l.var.name() + "_n", blockCount(sub(hi, lo), size), s);
     Expr c = var(sym_.fresh(l.var.name()), i64());
     std::vector<Stmt> body;
     Expr blo = declared(l.var.name() + "_begin", add(lo, mul(c, size)), body);
