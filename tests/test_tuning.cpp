@@ -36,7 +36,8 @@ fs::path scratch(const std::string& name) {
 TEST(Tuning, BuiltInChoicesAreTheOldDefaultFlags) {
   CpuTuning t = tuningFromSettings("default");
   EXPECT_EQ(t.settings(),
-            "isa=native,gathers=on,pairs=off,short-gathers=on,gather-mean=12,steal=peek,stream-prefetch=on,blocks=16");
+            "isa=native,gathers=on,pairs=off,short-gathers=on,gather-mean=12,steal=peek,stream-prefetch=on,blocks=16,"
+            "align-loops=64");
   EXPECT_EQ(t.jitFlags(), jitDefaultFlags());  // the built-in choice adds no macro
   EXPECT_EQ(t.origin, "built-in choices");
 }
@@ -150,6 +151,29 @@ TEST(Tuning, BadSettingsNameTheSetting) {
   expectError("llc=2048G", "llc");
   expectError("beyond-llc=0", "beyond-llc");
   expectError("beyond-llc=4x", "beyond-llc");
+  expectError("align-loops=48", "align-loops");  // not a power of two
+  expectError("align-loops=512", "align-loops");
+  expectError("align-loops=-1", "align-loops");
+  expectError("align-loops=", "align-loops");
+}
+
+TEST(Tuning, LoopAlignmentSetting) {
+  // The JIT's -falign-loops: 64 built in, any power of two up to 256, or 0 for the
+  // compiler's own alignment (no flag).
+  auto alignFlags = [](const CpuTuning& t) {
+    std::vector<std::string> a;
+    for (const std::string& f : t.jitFlags())
+      if (f.rfind("-falign-loops", 0) == 0) a.push_back(f);
+    return a;
+  };
+  EXPECT_EQ(alignFlags(tuningFromSettings("default")), std::vector<std::string>{"-falign-loops=64"});
+  CpuTuning t = tuningFromSettings("align-loops=32");
+  EXPECT_EQ(t.alignLoops, 32);
+  EXPECT_EQ(alignFlags(t), std::vector<std::string>{"-falign-loops=32"});
+  EXPECT_NE(t.settings().find(",align-loops=32"), std::string::npos) << t.settings();
+  EXPECT_EQ(tuningFromSettings(t.settings()), t);
+  EXPECT_TRUE(alignFlags(tuningFromSettings("align-loops=0")).empty());
+  EXPECT_EQ(alignFlags(tuningFromSettings("align-loops=1")), std::vector<std::string>{"-falign-loops=1"});
 }
 
 TEST(Tuning, CacheModelSettings) {
@@ -225,7 +249,7 @@ void expectVariantsAgree(const Format& f, bool regular, int threads) {
   const double tol = sizeof(T) == 4 ? 1e-5 : 1e-12;
   for (const char* s : {"default", "gathers=on,short-gathers=off,gather-mean=1", "gathers=off,short-gathers=on",
                         "gathers=off,pairs=on,gather-mean=1", "gathers=off,pairs=on", "isa=generic,gathers=off,pairs=on",
-                        "gathers=off,short-gathers=off", "isa=generic"}) {
+                        "gathers=off,short-gathers=off", "isa=generic", "align-loops=0", "align-loops=16"}) {
     std::vector<double> got = run(s);
     for (int64_t r = 0; r < n; r++)
       ASSERT_NEAR(got[r], expected[r], tol * (1 + std::abs(expected[r]))) << s << " row " << r;

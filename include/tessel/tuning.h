@@ -17,7 +17,8 @@
 //   - "default": tessel's built-in choices (native ISA, both gathers, mean 12), no measuring;
 //   - "isa=native,gathers=off,pairs=on,short-gathers=on,gather-mean=16": those settings over the
 //     built-in choices (isa: native, generic, or any -march value such as x86-64-v3; also
-//     steal=on|peek|off, stream-prefetch=on|off and blocks=N for parallel loops; llc=N[K|M|G]
+//     steal=on|peek|off, stream-prefetch=on|off and blocks=N for parallel loops; align-loops=N
+//     for the JIT's loop alignment; llc=N[K|M|G]
 //     and beyond-llc=F for the automatic fusion choice's cache model).
 // `tessel tune` prints the tuning in use and its evidence; `tessel run --time` and
 // `tessel explain` name it.
@@ -42,6 +43,10 @@ struct CpuTuning {
   std::string steal = "peek";
   bool streamPrefetch = true;  ///< software prefetch ahead of long streamed rows
   int blocksPerThread = 16;    ///< blocks a thread's share holds in default parallel schedules (up to 4x for ample work)
+  /// The JIT's `-falign-loops=N`: loops start at an N-byte boundary, so that a short loop
+  /// does not straddle two 64-byte lines; the padding before a loop runs each time the loop
+  /// is entered (0: the compiler's own alignment).
+  int alignLoops = 64;
   /// The automatic fusion choice's cache model (defaultSchedule): the last-level cache one
   /// core reaches, in bytes (0: detected, capped at a core complex's 32 MB on AMD), and
   /// how much dearer a separate kernels' temporary is per entry beyond it (0: 1 on Intel,
@@ -62,7 +67,7 @@ struct CpuTuning {
   bool operator==(const CpuTuning& o) const {
     return isa == o.isa && gathers == o.gathers && pairs == o.pairs && shortGathers == o.shortGathers &&
            gatherMean == o.gatherMean && steal == o.steal && streamPrefetch == o.streamPrefetch &&
-           blocksPerThread == o.blocksPerThread && llcBytes == o.llcBytes && beyondLlc == o.beyondLlc;
+           blocksPerThread == o.blocksPerThread && alignLoops == o.alignLoops && llcBytes == o.llcBytes && beyondLlc == o.beyondLlc;
   }
 };
 

@@ -66,7 +66,7 @@ void applySettings(CpuTuning& t, const std::string& settings) {
     if (eq == std::string::npos)
       throw EnvironmentError("TESSEL_TUNING: '" + item +
                              "' is not a setting (isa=..., gathers=on|off, pairs=on|off, short-gathers=on|off, "
-                             "gather-mean=N, steal=on|peek|off, stream-prefetch=on|off, blocks=N, llc=N[K|M|G], "
+                             "gather-mean=N, steal=on|peek|off, stream-prefetch=on|off, blocks=N, align-loops=N, llc=N[K|M|G], "
                              "beyond-llc=F; "
                              "or one word: calibrate, default)");
     std::string key = item.substr(0, eq), v = item.substr(eq + 1);
@@ -95,6 +95,13 @@ void applySettings(CpuTuning& t, const std::string& settings) {
         throw EnvironmentError("TESSEL_TUNING: blocks (a thread's blocks of rows) must be a whole number from 1 to 4096, not '" +
                                v + "'");
       t.blocksPerThread = static_cast<int>(n);
+    } else if (key == "align-loops") {
+      char* end = nullptr;
+      long n = std::strtol(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < 0 || n > 256 || (n & (n - 1)) != 0)
+        throw EnvironmentError("TESSEL_TUNING: align-loops (the JIT's loop alignment in bytes) must be 0 (the compiler's "
+                               "own) or a power of two up to 256, not '" + v + "'");
+      t.alignLoops = static_cast<int>(n);
     } else if (key == "gather-mean") {
       char* end = nullptr;
       long n = std::strtol(v.c_str(), &end, 10);
@@ -119,7 +126,7 @@ void applySettings(CpuTuning& t, const std::string& settings) {
       t.beyondLlc = f;
     } else {
       throw EnvironmentError("TESSEL_TUNING: unknown setting '" + key +
-                             "' (known: isa, gathers, pairs, short-gathers, gather-mean, steal, stream-prefetch, blocks, "
+                             "' (known: isa, gathers, pairs, short-gathers, gather-mean, steal, stream-prefetch, blocks, align-loops, "
                              "llc, beyond-llc)");
     }
   }
@@ -227,7 +234,8 @@ std::string ms(double s) {
 std::vector<std::string> CpuTuning::jitFlags() const {
   std::vector<std::string> f = {"-O3"};
   if (isa != "generic") f.push_back("-march=" + isa);
-  f.insert(f.end(), {"-falign-loops=64", "-fopenmp", "-std=gnu11"});
+  if (alignLoops > 0) f.push_back("-falign-loops=" + std::to_string(alignLoops));
+  f.insert(f.end(), {"-fopenmp", "-std=gnu11"});
   if (!gathers) f.push_back("-DTESSEL_USE_GATHERS=0");
   if (pairs) f.push_back("-DTESSEL_USE_PAIRS=1");
   if (!shortGathers) f.push_back("-DTESSEL_USE_SHORT_GATHERS=0");
@@ -242,6 +250,7 @@ std::string CpuTuning::settings() const {
          ",short-gathers=" + (shortGathers ? "on" : "off") +
          ",gather-mean=" + std::to_string(gatherMean) + ",steal=" + steal +
          ",stream-prefetch=" + (streamPrefetch ? "on" : "off") + ",blocks=" + std::to_string(blocksPerThread) +
+         ",align-loops=" + std::to_string(alignLoops) +
          (llcBytes > 0 ? ",llc=" + std::to_string(llcBytes) : "") +
          (beyondLlc > 0 ? ",beyond-llc=" + number(beyondLlc) : "");
 }
