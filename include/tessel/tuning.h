@@ -67,7 +67,8 @@ struct CpuTuning {
   bool operator==(const CpuTuning& o) const {
     return isa == o.isa && gathers == o.gathers && pairs == o.pairs && shortGathers == o.shortGathers &&
            gatherMean == o.gatherMean && steal == o.steal && streamPrefetch == o.streamPrefetch &&
-           blocksPerThread == o.blocksPerThread && alignLoops == o.alignLoops && llcBytes == o.llcBytes && beyondLlc == o.beyondLlc;
+           blocksPerThread == o.blocksPerThread && alignLoops == o.alignLoops && llcBytes == o.llcBytes &&
+           beyondLlc == o.beyondLlc;
   }
 };
 

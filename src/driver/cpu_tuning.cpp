@@ -66,8 +66,8 @@ void applySettings(CpuTuning& t, const std::string& settings) {
     if (eq == std::string::npos)
       throw EnvironmentError("TESSEL_TUNING: '" + item +
                              "' is not a setting (isa=..., gathers=on|off, pairs=on|off, short-gathers=on|off, "
-                             "gather-mean=N, steal=on|peek|off, stream-prefetch=on|off, blocks=N, align-loops=N, llc=N[K|M|G], "
-                             "beyond-llc=F; "
+                             "gather-mean=N, steal=on|peek|off, stream-prefetch=on|off, blocks=N, align-loops=N, "
+                             "llc=N[K|M|G], beyond-llc=F; "
                              "or one word: calibrate, default)");
     std::string key = item.substr(0, eq), v = item.substr(eq + 1);
     if (key == "isa") {
@@ -99,8 +99,8 @@ void applySettings(CpuTuning& t, const std::string& settings) {
       char* end = nullptr;
       long n = std::strtol(v.c_str(), &end, 10);
       if (v.empty() || *end || n < 0 || n > 256 || (n & (n - 1)) != 0)
-        throw EnvironmentError("TESSEL_TUNING: align-loops (the JIT's loop alignment in bytes) must be 0 (the compiler's "
-                               "own) or a power of two up to 256, not '" + v + "'");
+        throw EnvironmentError("TESSEL_TUNING: align-loops (the JIT's loop alignment in bytes) must be 0 "
+                               "(the compiler's own) or a power of two up to 256, not '" + v + "'");
       t.alignLoops = static_cast<int>(n);
     } else if (key == "gather-mean") {
       char* end = nullptr;
@@ -126,8 +126,8 @@ void applySettings(CpuTuning& t, const std::string& settings) {
       t.beyondLlc = f;
     } else {
       throw EnvironmentError("TESSEL_TUNING: unknown setting '" + key +
-                             "' (known: isa, gathers, pairs, short-gathers, gather-mean, steal, stream-prefetch, blocks, align-loops, "
-                             "llc, beyond-llc)");
+                             "' (known: isa, gathers, pairs, short-gathers, gather-mean, steal, stream-prefetch, "
+                             "blocks, align-loops, llc, beyond-llc)");
     }
   }
 }

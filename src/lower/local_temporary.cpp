@@ -158,7 +158,8 @@ std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
             forRange(x, intImm(0), sub(cast(i64(), load(pos, hi)), first), store(all_, add(off, x), zero))};
   }
   if (lo) env.localBlockLo[&t_] = lo;
-  return {decl(off, mul(thread, serial_ ? len_ : stride_)), forRange(x, intImm(0), len_, store(all_, add(off, x), zero))};
+  return {decl(off, mul(thread, serial_ ? len_ : stride_)),
+          forRange(x, intImm(0), len_, store(all_, add(off, x), zero))};
 }
 
 void LocalTemporaries::add(const Problem& p, const IndexStmtNode& where, Symbols& sym, bool serial) {
