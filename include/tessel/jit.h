@@ -51,8 +51,11 @@ class JitModule {
   int fd_;  ///< the private copy it was loaded from (kept open: its name stays unique), or -1
 };
 
-/// The flags of an empty JitOptions::flags: -O3 -march=native -falign-loops=64 -fopenmp
-/// -std=gnu11.
+/// The loop alignment of the default flags, in bytes (CpuTuning::alignLoops starts from it).
+inline constexpr int kJitDefaultLoopAlign = 64;
+
+/// The flags of an empty JitOptions::flags: -O3 -march=native
+/// -falign-loops=kJitDefaultLoopAlign -fopenmp -std=gnu11.
 std::vector<std::string> jitDefaultFlags();
 
 /// The host CPU as the cache keys objects built with `-march=native`: vendor, model name

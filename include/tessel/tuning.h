@@ -28,6 +28,8 @@
 #include <string>
 #include <vector>
 
+#include "tessel/jit.h"
+
 namespace tessel {
 
 /// The choices made for one CPU, and why.
@@ -46,7 +48,7 @@ struct CpuTuning {
   /// The JIT's `-falign-loops=N`: loops start at an N-byte boundary, so that a short loop
   /// does not straddle two 64-byte lines; the padding before a loop runs each time the loop
   /// is entered (0: the compiler's own alignment).
-  int alignLoops = 64;
+  int alignLoops = kJitDefaultLoopAlign;
   /// The automatic fusion choice's cache model (defaultSchedule): the last-level cache one
   /// core reaches, in bytes (0: detected, capped at a core complex's 32 MB on AMD), and
   /// how much dearer a separate kernels' temporary is per entry beyond it (0: 1 on Intel,

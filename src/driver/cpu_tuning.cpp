@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <future>
 #include <cstdio>
@@ -54,6 +55,16 @@ bool parseSwitch(const std::string& key, const std::string& v) {
   throw EnvironmentError("TESSEL_TUNING: " + key + " must be on or off, not '" + v + "'");
 }
 
+/// v as a whole number in [lo, hi], or an EnvironmentError saying `what` and quoting v.
+int wholeNumber(const std::string& v, long lo, long hi, const char* what) {
+  char* end = nullptr;
+  errno = 0;
+  const long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end || errno == ERANGE || n < lo || n > hi)
+    throw EnvironmentError(std::string("TESSEL_TUNING: ") + what + ", not '" + v + "'");
+  return static_cast<int>(n);
+}
+
 /// Reads settings into t (EnvironmentError naming the bad one).
 void applySettings(CpuTuning& t, const std::string& settings) {
   std::stringstream in(settings);
@@ -89,25 +100,16 @@ void applySettings(CpuTuning& t, const std::string& settings) {
     } else if (key == "stream-prefetch") {
       t.streamPrefetch = parseSwitch(key, v);
     } else if (key == "blocks") {
-      char* end = nullptr;
-      long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 1 || n > 4096)
-        throw EnvironmentError("TESSEL_TUNING: blocks (a thread's blocks of rows) must be a whole number from 1 to 4096, not '" +
-                               v + "'");
-      t.blocksPerThread = static_cast<int>(n);
+      t.blocksPerThread =
+          wholeNumber(v, 1, 4096, "blocks (a thread's blocks of rows) must be a whole number from 1 to 4096");
     } else if (key == "align-loops") {
-      char* end = nullptr;
-      long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 0 || n > 256 || (n & (n - 1)) != 0)
-        throw EnvironmentError("TESSEL_TUNING: align-loops (the JIT's loop alignment in bytes) must be 0 "
-                               "(the compiler's own) or a power of two up to 256, not '" + v + "'");
-      t.alignLoops = static_cast<int>(n);
+      const char* what = "align-loops (the JIT's loop alignment in bytes) must be 0 (the compiler's own) or a power "
+                         "of two up to 256";
+      const int n = wholeNumber(v, 0, 256, what);
+      if ((n & (n - 1)) != 0) throw EnvironmentError(std::string("TESSEL_TUNING: ") + what + ", not '" + v + "'");
+      t.alignLoops = n;
     } else if (key == "gather-mean") {
-      char* end = nullptr;
-      long n = std::strtol(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < 1 || n > 100000)
-        throw EnvironmentError("TESSEL_TUNING: gather-mean must be a whole number from 1 to 100000, not '" + v + "'");
-      t.gatherMean = static_cast<int>(n);
+      t.gatherMean = wholeNumber(v, 1, 100000, "gather-mean must be a whole number from 1 to 100000");
     } else if (key == "llc") {
       char* end = nullptr;
       long long n = std::strtoll(v.c_str(), &end, 10);

@@ -150,16 +150,16 @@ std::vector<Stmt> LocalTemporaryLowering::startRow(Env& env) const {
   TESSEL_CHECK(lo || !atPositions(), "temporary " + t_.name + ": at B's positions without a block");
   Expr zero = zeroValue(p_.assignment.semiring, sym_.computeType(), sym_.outputType());
   Expr x = var(sym_.fresh(t_.name + "_x"), i64());
+  Stmt row = decl(off, mul(thread, serial_ ? len_ : stride_));
   if (atPositions()) {  // the block's rows' positions of B, [pos[lo], pos[hi]), from the row's start
     Expr pos = sym_.arrays(p_.inputs[positionsOf_].arg, 1).pos;
     Expr first = var(sym_.fresh(t_.name + "_first"), i64());
     env.localBlockLo[&t_] = first;
-    return {decl(off, mul(thread, serial_ ? len_ : stride_)), decl(first, cast(i64(), load(pos, lo))),
+    return {row, decl(first, cast(i64(), load(pos, lo))),
             forRange(x, intImm(0), sub(cast(i64(), load(pos, hi)), first), store(all_, add(off, x), zero))};
   }
   if (lo) env.localBlockLo[&t_] = lo;
-  return {decl(off, mul(thread, serial_ ? len_ : stride_)),
-          forRange(x, intImm(0), len_, store(all_, add(off, x), zero))};
+  return {row, forRange(x, intImm(0), len_, store(all_, add(off, x), zero))};
 }
 
 void LocalTemporaries::add(const Problem& p, const IndexStmtNode& where, Symbols& sym, bool serial) {

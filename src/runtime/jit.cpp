@@ -697,7 +697,7 @@ std::string jitCacheDirectory() {
 }
 
 std::vector<std::string> jitDefaultFlags() {
-  return {"-O3", "-march=native", "-falign-loops=64", "-fopenmp", "-std=gnu11"};
+  return {"-O3", "-march=native", "-falign-loops=" + std::to_string(kJitDefaultLoopAlign), "-fopenmp", "-std=gnu11"};
 }
 
 const std::string& jitHostCpuIdentity() { return hostCpuIdentity(); }
