@@ -2,8 +2,10 @@
 # The test suite under AddressSanitizer and UndefinedBehaviorSanitizer (issue 26): the
 # library, the tool and the tests built with -fsanitize=address,undefined in build-asan/,
 # then ctest without the MPI label (Open MPI's own allocations drown ASan's report) nor
-# the tuning variants (the kernel tests again under other JIT flags), and
-# the benchmarks. UBSan findings abort (no recovery); leaks are not checked (the JIT keeps
+# the tuning variants (the kernel tests again under other JIT flags), and the benchmarks.
+# The JIT compiles the kernels with -fsanitize=address as well (jit.cpp does so whenever the
+# host is under ASan), so an out-of-bounds access in generated code is caught, not only the
+# runtime's. UBSan findings abort (no recovery); leaks are not checked (the JIT keeps
 # loaded objects for the process's life on purpose). Tests that cap the address space
 # (RLIMIT_AS) skip themselves: ASan reserves terabytes of it. tessel's own SIGBUS and
 # SIGSEGV guards (mapped .tsb files) need those signals, so ASan leaves them alone.

@@ -179,6 +179,22 @@ TEST_F(JitTest, DefaultOptionsCompile) {
   EXPECT_EQ(reinterpret_cast<int (*)(const int*, int)>(m->symbol("sum"))(data, 5), 15);
 }
 
+TEST_F(JitTest, KernelsAreCheckedUnderAddressSanitizer) {
+#if !defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "the host is not built with AddressSanitizer (scripts/sanitize.sh)";
+#else
+  // Under ASan the JIT instruments the kernels it compiles too: a store one past a heap
+  // array aborts with ASan's report instead of passing unseen.
+  auto m = jitCompile(
+      "#include <stdlib.h>\n"
+      "int past(int n) { volatile int* a = malloc(n * sizeof(int)); a[0] = 0; a[n] = 1;\n"
+      "  int r = a[0]; free((void*)a); return r; }\n",
+      fastOptions());
+  auto past = reinterpret_cast<int (*)(int)>(m->symbol("past"));
+  EXPECT_DEATH(past(16), "heap-buffer-overflow");
+#endif
+}
+
 TEST_F(JitTest, SyntaxErrorReportsDiagnostics) {
   std::string log;
   try {
