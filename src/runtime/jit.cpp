@@ -736,6 +736,9 @@ std::shared_ptr<JitModule> jitCompile(const std::string& cSource, const JitOptio
   // the lowering shows in the generated code, which the host's instrumentation never sees.
   opts.flags.insert(opts.flags.end(), {"-fsanitize=address", "-fno-omit-frame-pointer"});
 #endif
+#if defined(TESSEL_JIT_UBSAN)  // likewise undefined behaviour, where asked (CMake's TESSEL_JIT_UBSAN)
+  opts.flags.insert(opts.flags.end(), {"-fsanitize=undefined", "-fno-sanitize-recover=undefined"});
+#endif
   const std::string compiler = compilerOf(opts.compiler);
 
   // Cache key.
