@@ -354,6 +354,19 @@ TEST(LoopFuse, AutomaticChoice) {
     Kernel::compile(b, sep.schedule)->run(b, threads);
     EXPECT_TRUE(tensorsClose(referenceEvaluate(b), big.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
   }
+  // Graph attention with one feature matrix: the producer's H(j,k) and the consumer's
+  // H(j,l) are one row at each j, gathered once when fused at j and twice by separate
+  // kernels, so the shape `big` computes as separate kernels (D and E) is fused.
+  std::map<std::string, TensorBase> att = {{"B", big.at("B")}, {"C", big.at("C")}, {"H", big.at("D")},
+                                           {"A", TensorBase("A", Datatype::Float64, {300, 32}, fmt("dd"))}};
+  Assignment h = parseAssignment("A(i,l) = B(i,j) * C(i,k) * H(j,k) * H(j,l)", att);
+  for (int threads : {1, 2}) {
+    ScheduleChoice fused = defaultSchedule(h, threads);
+    EXPECT_NE(fused.schedule.str().find("loopfuse(j)"), std::string::npos) << fused.schedule.str();
+    EXPECT_NE(fused.reason.find("separate kernels'"), std::string::npos) << fused.reason;
+    Kernel::compile(h, fused.schedule)->run(h, threads);
+    EXPECT_TRUE(tensorsClose(referenceEvaluate(h), att.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
+  }
 }
 
 TEST(LoopFuse, AutomaticChoiceCountsBusyRows) {
