@@ -3,7 +3,8 @@
 // first materializing the temporary the fusion avoids). A fusion at the outermost loop
 // runs at blocks of its rows (split, then loopfuse at the block loop); "fused per row"
 // is loopfuse at the loop itself, for comparison (for <SDDMM, SpMM>, whose blocks keep the
-// temporary at B's positions, the nest fused at j instead). Inputs are on the real matrices and
+// temporary at B's positions, the nest fused at j instead; so too for graph attention with
+// one feature matrix, "<SDDMM, SpMM> one H"). Inputs are on the real matrices and
 // 3-tensors of ../shared/data and generated inputs whose separate temporary exceeds the
 // last-level cache. All variants are compiled up front and run interleaved (round r runs
 // each `reps` times), so machine noise hits them alike; figures are medians of compute
@@ -250,6 +251,10 @@ int main(int argc, char** argv) {
   // second column is the nest fused at j (a scalar temporary per entry).
   const Family sddmm{"<SDDMM, SpMM>", "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)", "i",
                      "T(i,j) = B(i,j) * C(i,k) * D(j,k)", "A(i,l) = T(i,j) * E(j,l)", "", "j"};
+  // Graph attention with one feature matrix: both sides read H(j,:), which the nest fused
+  // at j gathers once (its second column) and separate kernels twice.
+  const Family shared{"<SDDMM, SpMM> one H", "A(i,l) = B(i,j) * C(i,k) * H(j,k) * H(j,l)", "i",
+                      "T(i,j) = B(i,j) * C(i,k) * H(j,k)", "A(i,l) = T(i,j) * H(j,l)", "", "j"};
   const Family spmm{"<SpMM, GEMM>", "A(i,l) = B(i,j) * C(j,k) * D(k,l)", "i", "T(i,k) = B(i,j) * C(j,k)",
                     "A(i,l) = T(i,k) * D(k,l)", ""};
   const Family spmmh{"<SpMMH, GEMM>", "A(i,l) = B(i,k) * C(k,j) * D(k,j) * E(j,l)", "i",
@@ -263,6 +268,8 @@ int main(int argc, char** argv) {
     runFamily(sddmm, name, {{"B", B}, {"C", dense("C", m, K, 1)}, {"D", dense("D", n, K, 2)}, {"E", dense("E", n, L, 3)}},
               {m, L}, {m, n}, Format::parse("ds"), threads, rounds, reps, perfect, ratios[sddmm.name].first,
               ratios[sddmm.name].second);
+    runFamily(shared, name, {{"B", B}, {"C", dense("C", m, K, 1)}, {"H", dense("H", n, K, 2)}}, {m, K}, {m, n},
+              Format::parse("ds"), threads, rounds, reps, perfect, ratios[shared.name].first, ratios[shared.name].second);
     runFamily(spmm, name, {{"B", B}, {"C", dense("C", n, K, 4)}, {"D", dense("D", K, L, 5)}}, {m, L}, {m, K},
               Format::parse("dd"), threads, rounds, reps, perfect, ratios[spmm.name].first, ratios[spmm.name].second);
     runFamily(spmmh, name, {{"B", B}, {"C", dense("C", n, J, 6)}, {"D", dense("D", n, J, 7)}, {"E", dense("E", J, L, 8)}},
