@@ -15,8 +15,8 @@
 // separate T its traffic: each entry written and read back (a dense T's dearer), dearer
 // beyond the last-level cache; a fused nest's multiplies a little dearer than a separate
 // kernel's, or cheaper where its producer and consumer read the same rows of one tensor
-// (one gather serves both). It picks the cheapest plan that lowers, when that does at most 80% of the
-// perfect nest's work. Then, for threads > 1, its outermost loop runs in parallel (rows
+// (one gather serves both). It picks the cheapest plan that lowers, when that does at most
+// 80% of the perfect nest's work. Then, for threads > 1, its outermost loop runs in parallel (rows
 // in blocks) unless its work is below kParallelWork. Without a plan: the parallel
 // default of defaultParallelSchedule.
 #include <unistd.h>
@@ -78,7 +78,7 @@ constexpr double kFusedOverhead = 1.25;
 /// the consumer finds the row the producer just gathered in L1, where separate kernels
 /// gather it twice. Fused at j against tessel's separate kernels, K = L = 64, 1 thread,
 /// 2-core Intel Xeon VM: 1.57x on ca-AstroPh, 1.27x wiki-Vote, 1.19x luxembourg_osm, 1.10x
-/// bcsstk33, 1.0x fidapex6 (geomean 1.21x); with two feature matrices, 0.88-0.95x. Its
+/// bcsstk33, 1.0x fidapex6 (geomean 1.21x); with two feature matrices, 0.78-1.09x. Its
 /// multiplies cost this much of a separate kernel's.
 constexpr double kSharedRows = 0.8;
 constexpr double kTrafficSparse = 1.0;   ///< per entry of a T stored like a sparse factor
