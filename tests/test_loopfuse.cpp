@@ -360,11 +360,29 @@ TEST(LoopFuse, AutomaticChoice) {
   std::map<std::string, TensorBase> att = {{"B", big.at("B")}, {"C", big.at("C")}, {"H", big.at("D")},
                                            {"A", TensorBase("A", Datatype::Float64, {300, 32}, fmt("dd"))}};
   Assignment h = parseAssignment("A(i,l) = B(i,j) * C(i,k) * H(j,k) * H(j,l)", att);
+  // The oracle is a hand loop over B's entries as well as the reference evaluator: one H
+  // read twice is the case no other test of the fused kernel has.
+  const CooData bc = att.at("B").toCoo(), cc = att.at("C").toCoo(), hc = att.at("H").toCoo();
+  std::vector<double> cd(300 * 32), hd(250 * 32), hand(300 * 32);
+  for (int64_t e = 0; e < cc.nnz(); e++) cd[cc.coords[2 * e] * 32 + cc.coords[2 * e + 1]] = cc.values[e];
+  for (int64_t e = 0; e < hc.nnz(); e++) hd[hc.coords[2 * e] * 32 + hc.coords[2 * e + 1]] = hc.values[e];
+  for (int64_t e = 0; e < bc.nnz(); e++) {
+    const int64_t i = bc.coords[2 * e], j = bc.coords[2 * e + 1];
+    double dot = 0;
+    for (int64_t k = 0; k < 32; k++) dot += cd[i * 32 + k] * hd[j * 32 + k];
+    for (int64_t l = 0; l < 32; l++) hand[i * 32 + l] += bc.values[e] * dot * hd[j * 32 + l];
+  }
+  CooData want;
+  want.dims = {300, 32};
+  for (int64_t x = 0; x < 300 * 32; x++)
+    if (hand[x] != 0) want.add({x / 32, x % 32}, hand[x]);
+  ASSERT_GT(want.nnz(), 0);
   for (int threads : {1, 2}) {
     ScheduleChoice fused = defaultSchedule(h, threads);
     EXPECT_NE(fused.schedule.str().find("loopfuse(j)"), std::string::npos) << fused.schedule.str();
     EXPECT_NE(fused.reason.find("separate kernels'"), std::string::npos) << fused.reason;
     Kernel::compile(h, fused.schedule)->run(h, threads);
+    EXPECT_TRUE(tensorsClose(want, att.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
     EXPECT_TRUE(tensorsClose(referenceEvaluate(h), att.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;
   }
 }

@@ -497,8 +497,9 @@ TEST(LoopFuseSplit, SddmmAtBlocksKeepsTheTemporaryAtBsPositions) {
   // empty rows, blocks of 1 and past the extent, sparse C, D and E (the producer's merge
   // meets nothing at some of B's entries, the consumer's skips some), precompute too, and
   // 1, 2 and 4 threads. The 300 x 200 shape's blocks of 64 rows hold about 640 entries,
-  // far more than the 128-element gap between threads' rows, so a row sized too short
-  // overruns it (a heap overflow under the ASan suite, whose kernels are instrumented too).
+  // far more than the gap between threads' rows (LocalTemporary::kThreadGap, 128), so a
+  // row sized too short overruns it (a heap overflow under the ASan suite, whose kernels
+  // are instrumented too); the shape must grow if the gap does.
   std::mt19937_64 rng(33);
   struct Shape {
     int64_t m, n, K, L;

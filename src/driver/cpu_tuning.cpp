@@ -55,12 +55,12 @@ bool parseSwitch(const std::string& key, const std::string& v) {
   throw EnvironmentError("TESSEL_TUNING: " + key + " must be on or off, not '" + v + "'");
 }
 
-/// v as a whole number in [lo, hi], or an EnvironmentError saying `what` and quoting v.
-int wholeNumber(const std::string& v, long lo, long hi, const char* what) {
+/// v as a whole number in [lo, hi] for which `valid` holds, or an EnvironmentError saying `what` and quoting v.
+int wholeNumber(const std::string& v, long lo, long hi, const char* what, bool (*valid)(long) = nullptr) {
   char* end = nullptr;
   errno = 0;
   const long n = std::strtol(v.c_str(), &end, 10);
-  if (v.empty() || *end || errno == ERANGE || n < lo || n > hi)
+  if (v.empty() || *end || errno == ERANGE || n < lo || n > hi || (valid && !valid(n)))
     throw EnvironmentError(std::string("TESSEL_TUNING: ") + what + ", not '" + v + "'");
   return static_cast<int>(n);
 }
@@ -105,9 +105,7 @@ void applySettings(CpuTuning& t, const std::string& settings) {
     } else if (key == "align-loops") {
       const char* what = "align-loops (the JIT's loop alignment in bytes) must be 0 (the compiler's own) or a power "
                          "of two up to 256";
-      const int n = wholeNumber(v, 0, 256, what);
-      if ((n & (n - 1)) != 0) throw EnvironmentError(std::string("TESSEL_TUNING: ") + what + ", not '" + v + "'");
-      t.alignLoops = n;
+      t.alignLoops = wholeNumber(v, 0, 256, what, [](long n) { return (n & (n - 1)) == 0; });
     } else if (key == "gather-mean") {
       t.gatherMean = wholeNumber(v, 1, 100000, "gather-mean must be a whole number from 1 to 100000");
     } else if (key == "llc") {
