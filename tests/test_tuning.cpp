@@ -189,6 +189,50 @@ TEST(Tuning, CacheModelSettings) {
   EXPECT_EQ(tuningFromSettings("llc=1000").llcBytes, 1000);
   EXPECT_EQ(tuningFromSettings("default").settings().find("llc"), std::string::npos);
   EXPECT_EQ(t.jitFlags(), tuningFromSettings("").jitFlags());  // no effect on the generated code
+  // The cost model takes them over what it detects, and says where each came from.
+  EXPECT_EQ(fusionCacheModel(t).str(),
+            "last-level cache 64 KB (TESSEL_TUNING llc=65536); a separate kernels' temporary beyond it 2.5x dearer "
+            "an entry");
+  const FusionCacheModel detected = fusionCacheModel(tuningFromSettings("default"));
+  EXPECT_GT(detected.llcBytes, 0);
+  EXPECT_TRUE(detected.beyondLlc == 1 || detected.beyondLlc == 4) << detected.beyondLlc;
+  if (lastLevelCacheBytes() > 0) {
+    EXPECT_EQ(detected.source, "sysfs");
+    EXPECT_EQ(detected.llcBytes, lastLevelCacheBytes());
+  }
+}
+
+TEST(Tuning, LastLevelCacheIsTheHighestDataLevelSysfsDescribes) {
+  // A cpu0/cache directory as Linux writes it on the 2-core EPYC VM (Zen 4): L1 data and
+  // instruction, L2, and the core complex's L3, whose 32 MB the cost model must see (glibc's
+  // sysconf says 320 MB there). An instruction cache never counts, whatever its level.
+  fs::path d = scratch("sysfs");
+  auto level = [&](const std::string& index, const std::string& lvl, const std::string& type,
+                   const std::string& size) {
+    fs::create_directories(d / index);
+    std::ofstream(d / index / "level") << lvl << "\n";
+    std::ofstream(d / index / "type") << type << "\n";
+    std::ofstream(d / index / "size") << size << "\n";
+  };
+  EXPECT_EQ(lastLevelCacheBytes(d.string()), 0);  // no caches described
+  level("index0", "1", "Data", "32K");
+  level("index1", "1", "Instruction", "32K");
+  EXPECT_EQ(lastLevelCacheBytes(d.string()), 32 << 10);
+  level("index2", "2", "Unified", "1024K");
+  level("index3", "3", "Unified", "32768K");
+  EXPECT_EQ(lastLevelCacheBytes(d.string()), int64_t{32} << 20);
+  level("index4", "4", "Instruction", "2M");  // not data
+  level("index5", "4", "Unified", "lots");     // not a size
+  EXPECT_EQ(lastLevelCacheBytes(d.string()), int64_t{32} << 20);
+  level("index6", "4", "Unified", "1G");
+  EXPECT_EQ(lastLevelCacheBytes(d.string()), int64_t{1} << 30);
+  EXPECT_EQ(lastLevelCacheBytes((d / "missing").string()), 0);
+  fs::remove_all(d);
+  // This machine's, where it has sysfs: a size a CPU could have.
+  if (const int64_t host = lastLevelCacheBytes(); host > 0) {
+    EXPECT_GE(host, int64_t{256} << 10);
+    EXPECT_LE(host, int64_t{4} << 30);
+  }
 }
 
 TEST(Tuning, CalibrationDecidesBothKindsAndSaysWhy) {
@@ -304,6 +348,7 @@ TEST(Tuning, ToolCalibratesOnceThenReadsTheCache) {
   ASSERT_EQ(first.code, 0) << show(first);
   EXPECT_NE(first.out.find("origin: calibrated in"), std::string::npos) << first.out;
   EXPECT_NE(first.out.find("jit flags: -O3"), std::string::npos) << first.out;
+  EXPECT_NE(first.out.find("fusion cost model: last-level cache "), std::string::npos) << first.out;
   Result second = runTool(d, {"tune", "--json"});
   ASSERT_EQ(second.code, 0) << show(second);
   EXPECT_NE(second.out.find("\"origin\": \"cached in"), std::string::npos) << second.out;

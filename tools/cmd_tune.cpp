@@ -28,7 +28,7 @@ int tuneCommand(const TuneOptions& opt) {
   if (opt.json) {
     nlohmann::ordered_json j{{"cpu", t.cpu},          {"settings", t.settings()}, {"jit_flags", flags},
                              {"origin", t.origin},    {"evidence", t.evidence},
-                             {"cache", t.cacheFile}};
+                             {"cache", t.cacheFile}, {"fusion_cache_model", fusionCacheModel(t).str()}};
     std::printf("%s\n", j.dump(2).c_str());
     return 0;
   }
@@ -36,6 +36,7 @@ int tuneCommand(const TuneOptions& opt) {
               flags.c_str(), t.origin.c_str());
   if (!t.evidence.empty()) std::printf("evidence: %s\n", t.evidence.c_str());
   if (!t.cacheFile.empty()) std::printf("cache: %s\n", t.cacheFile.c_str());
+  std::printf("fusion cost model: %s\n", fusionCacheModel(t).str().c_str());
   return 0;
 }
 

@@ -94,4 +94,25 @@ CpuTuning tuningFromSettings(const std::string& settings);
 /// The file the host's calibrated tuning is cached in (in the JIT cache directory).
 std::string tuningCachePath();
 
+/// The last-level cache one core reaches, in bytes, as the kernel describes cpu0's caches
+/// under `cacheDir` (sysfs: index*/level, type and size such as "32768K"): the size of the
+/// highest-level data or unified cache. This is the core complex's L3 on AMD (32 MB on
+/// Zen 4, where glibc's sysconf reports the chip's 320 MB on the 2-core EPYC VM) and the
+/// socket's on Intel. 0 where the directory holds no readable cache.
+int64_t lastLevelCacheBytes(const std::string& cacheDir = "/sys/devices/system/cpu/cpu0/cache");
+
+/// The automatic fusion choice's cache model (defaultSchedule): the last-level cache one
+/// core reaches, and how much dearer an entry of a separate kernels' temporary is beyond
+/// it, with where each came from. `tessel tune` prints it.
+struct FusionCacheModel {
+  int64_t llcBytes = 0;
+  double beyondLlc = 1;
+  std::string source;  ///< "TESSEL_TUNING llc=...", "sysfs", "sysconf" or "assumed"
+  /// "last-level cache 32 MB (sysfs); a separate kernels' temporary beyond it 4x dearer an entry"
+  std::string str() const;
+};
+
+/// `tuning`'s llc and beyond-llc where set, else detected for this CPU.
+FusionCacheModel fusionCacheModel(const CpuTuning& tuning);
+
 }  // namespace tessel

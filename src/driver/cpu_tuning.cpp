@@ -12,6 +12,7 @@
 #include <future>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <sstream>
@@ -63,6 +64,16 @@ int wholeNumber(const std::string& v, long lo, long hi, const char* what, bool (
   if (v.empty() || *end || errno == ERANGE || n < lo || n > hi || (valid && !valid(n)))
     throw EnvironmentError(std::string("TESSEL_TUNING: ") + what + ", not '" + v + "'");
   return static_cast<int>(n);
+}
+
+/// A sysfs cache size ("32768K", "2M", "512") in bytes; 0 if it is not one.
+int64_t cacheSizeBytes(const std::string& text) {
+  char* end = nullptr;
+  const long long n = std::strtoll(text.c_str(), &end, 10);
+  if (end == text.c_str() || n <= 0) return 0;
+  const std::string unit(end);
+  const int shift = unit.empty() || unit == "\n" ? 0 : unit[0] == 'K' ? 10 : unit[0] == 'M' ? 20 : unit[0] == 'G' ? 30 : -1;
+  return shift < 0 || n > (int64_t{1} << 40 >> shift) ? 0 : static_cast<int64_t>(n) << shift;
 }
 
 /// Reads settings into t (EnvironmentError naming the bad one).
@@ -256,6 +267,77 @@ std::string CpuTuning::settings() const {
 }
 
 std::string CpuTuning::str() const { return settings() + " for " + cpu + " (" + origin + ")"; }
+
+int64_t lastLevelCacheBytes(const std::string& cacheDir) {
+  int bestLevel = 0;
+  int64_t bytes = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(cacheDir, ec)) {
+    if (entry.path().filename().string().rfind("index", 0) != 0) continue;
+    auto field = [&](const char* name) {
+      std::ifstream in(entry.path() / name);
+      std::string v;
+      std::getline(in, v);
+      return v;
+    };
+    const std::string type = field("type");
+    if (type != "Unified" && type != "Data") continue;
+    const int level = std::atoi(field("level").c_str());
+    const int64_t size = cacheSizeBytes(field("size"));
+    if (size > 0 && level > bestLevel) bestLevel = level, bytes = size;
+  }
+  return bytes;
+}
+
+// The cost model's last-level cache: its size one core reaches, and how much dearer a
+// separate kernels' temporary is per entry beyond it. The tuning's llc and beyond-llc
+// settings where set; else detected:
+// - the size: as sysfs describes cpu0's last level (lastLevelCacheBytes). AMD's L3
+//   belongs to a core complex (32 MB on Zen 4; glibc's sysconf reports the whole chip's
+//   320 MB on the 2-core EPYC VM, so without sysfs AMD's is at most 32 MB). Intel's is
+//   shared by the socket's cores, and one core reaches all of it: the 16-core Xeon's
+//   300 MB held <SpMM, GEMM>'s 77 MB temporary, and separate kernels ran 1.05-1.2x
+//   faster than the fused nest a 32 MB cap had chosen.
+// - the factor: on the 2-core AMD EPYC VM (Zen 4), <SpMM, GEMM>'s separate kernels ran
+//   0.9-1.8x the fused nest with T beyond the L3: 4. On the 2-core Intel Xeon VM
+//   (Emerald Rapids, 260 MB L3) separate kernels with a dense T twice the L3 ran
+//   1.03-1.16x faster than the fused nest (<SpMM, GEMM> and <SpMMH, GEMM> at 1 thread,
+//   <MTTKRP, GEMM> at 1 and 2), where 4 had chosen the fused nest (<MTTKRP, GEMM> 1.11x
+//   the best): T is written once and read back in order, a stream, so no premium there.
+//   Other CPUs, unmeasured, keep the fitted 4.
+FusionCacheModel fusionCacheModel(const CpuTuning& tuning) {
+  bool amd = true;  // (and other non-Intel CPUs: the fitted values)
+#if defined(__x86_64__) || defined(__i386__)
+  amd = __builtin_cpu_is("amd");
+#endif
+  FusionCacheModel m;
+  const int64_t ccx = int64_t{32} << 20;
+  static const int64_t described = lastLevelCacheBytes();
+  const long reported = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  if (tuning.llcBytes > 0) {
+    m.llcBytes = tuning.llcBytes;
+    m.source = "TESSEL_TUNING llc=" + std::to_string(tuning.llcBytes);
+  } else if (described > 0) {
+    m.llcBytes = described;
+    m.source = "sysfs";
+  } else if (reported > 0) {
+    m.llcBytes = amd ? std::min<int64_t>(reported, ccx) : reported;
+    m.source = "sysconf";
+  } else {
+    m.llcBytes = ccx;
+    m.source = "assumed";
+  }
+  m.beyondLlc = tuning.beyondLlc > 0 ? tuning.beyondLlc : amd ? 4.0 : 1.0;
+  return m;
+}
+
+std::string FusionCacheModel::str() const {
+  const bool mb = llcBytes >= (1 << 20);
+  std::ostringstream o;
+  o << "last-level cache " << (mb ? llcBytes >> 20 : llcBytes >> 10) << (mb ? " MB" : " KB") << " (" << source
+    << "); a separate kernels' temporary beyond it " << beyondLlc << "x dearer an entry";
+  return o.str();
+}
 
 CpuTuning tuningFromSettings(const std::string& settings) {
   CpuTuning t;

@@ -19,7 +19,6 @@
 // 80% of the perfect nest's work. Then, for threads > 1, its outermost loop runs in parallel (rows
 // in blocks) unless its work is below kParallelWork. Without a plan: the parallel
 // default of defaultParallelSchedule.
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -71,7 +70,7 @@ struct Plan {
 // separate at 0.8-1.0x the fused time. A dense T costs far more per entry than its two accesses (zeroed, stored
 // and read back whole): <SpMM, GEMM>'s separate kernels ran 0.9-1.8x the fused nest's
 // time, about 20 multiplies per entry of T. Beyond the last-level cache, dearer again
-// (LastLevelCache).
+// (fusionCacheModel, tessel/tuning.h).
 constexpr double kFusedOverhead = 1.25;
 /// A fused nest whose producer and consumer read the same rows of one tensor (graph
 /// attention with one feature matrix, `B(i,j) * C(i,k) * H(j,k) * H(j,l)` fused at j):
@@ -107,40 +106,9 @@ std::vector<IndexVar> varsOf(const std::vector<Factor>& fs) {
   return out;
 }
 
-/// The cost model's last-level cache: its size one core reaches, and how much dearer a
-/// separate kernels' temporary is per entry beyond it. The tuning's llc and beyond-llc
-/// settings where set; else detected:
-/// - the size: AMD's L3 belongs to a core complex (32 MB on Zen 4), and some VMs report
-///   the whole chip's (320 MB on the 2-core EPYC VM): at most 32 MB there. Intel's is
-///   shared by the socket's cores, and one core reaches all of it: the 16-core Xeon's
-///   300 MB held <SpMM, GEMM>'s 77 MB temporary, and separate kernels ran 1.05-1.2x
-///   faster than the fused nest the 32 MB cap had chosen.
-/// - the factor: on the 2-core AMD EPYC VM (Zen 4), <SpMM, GEMM>'s separate kernels ran
-///   0.9-1.8x the fused nest with T beyond the L3: 4. On the 2-core Intel Xeon VM
-///   (Emerald Rapids, 260 MB L3) separate kernels with a dense T twice the L3 ran
-///   1.03-1.16x faster than the fused nest (<SpMM, GEMM> and <SpMMH, GEMM> at 1 thread,
-///   <MTTKRP, GEMM> at 1 and 2), where 4 had chosen the fused nest (<MTTKRP, GEMM> 1.11x
-///   the best): T is written once and read back in order, a stream, so no premium there.
-///   Other CPUs, unmeasured, keep the fitted 4.
-struct LastLevelCache {
-  int64_t bytes;
-  double beyond;
-};
-
-LastLevelCache lastLevelCache(const CpuTuning& tuning) {
-  bool amd = true;  // (and other non-Intel CPUs: the fitted values)
-#if defined(__x86_64__) || defined(__i386__)
-  amd = __builtin_cpu_is("amd");
-#endif
-  const int64_t ccx = int64_t{32} << 20;
-  const long reported = sysconf(_SC_LEVEL3_CACHE_SIZE);
-  const int64_t detected = reported <= 0 ? ccx : amd ? std::min<int64_t>(reported, ccx) : reported;
-  return {tuning.llcBytes > 0 ? tuning.llcBytes : detected, tuning.beyondLlc > 0 ? tuning.beyondLlc : amd ? 4.0 : 1.0};
-}
-
 class CostModel {
  public:
-  CostModel(const lower::Problem& p, const Assignment& a, LastLevelCache llc) : p_(p), a_(a), llc_(llc) {}
+  CostModel(const lower::Problem& p, const Assignment& a, FusionCacheModel llc) : p_(p), a_(a), llc_(llc) {}
 
   /// Trips of the loop over v per iteration of the loops above it, in a nest over fs.
   double trip(const IndexVar& v, const std::vector<Factor>& fs) const {
@@ -287,15 +255,15 @@ class CostModel {
         for (const IndexVar& v : tvars) entries *= static_cast<double>(extentOf(a_, v));
       }
       const double bytes = entries * (s.like >= 0 ? 12.0 : 8.0);  // values, and a sparse T's coordinates
-      const bool beyond = bytes > static_cast<double>(llc_.bytes);
-      const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) * (beyond ? llc_.beyond : 1.0);
+      const bool beyond = bytes > static_cast<double>(llc_.llcBytes);
+      const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) * (beyond ? llc_.beyondLlc : 1.0);
       s.cost = first + second + traffic + kSeparateCall;
       std::ostringstream w;
       w << (s.like >= 0 ? "stored like " + p_.inputs[static_cast<size_t>(s.like)].node->tensor.name() : "dense") << ", "
         << entries << " entries";
       if (beyond)
-        w << ", beyond the " << (llc_.bytes >= (1 << 20) ? llc_.bytes >> 20 : llc_.bytes >> 10)
-          << (llc_.bytes >= (1 << 20) ? " MB" : " KB") << " last-level cache";
+        w << ", beyond the " << (llc_.llcBytes >= (1 << 20) ? llc_.llcBytes >> 20 : llc_.llcBytes >> 10)
+          << (llc_.llcBytes >= (1 << 20) ? " MB" : " KB") << " last-level cache";
       s.what = w.str();
       out.push_back(s);
     }
@@ -326,7 +294,7 @@ class CostModel {
 
   const lower::Problem& p_;
   const Assignment& a_;
-  LastLevelCache llc_;
+  FusionCacheModel llc_;
 };
 
 /// A fusion at the outermost loop `v` at blocks of its rows: split(v, v_block, v_in, R),
@@ -398,7 +366,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning
     else fs.push_back({f.node().vars, p->accessIndex(f.get()), f});
   }
   if (plain) {
-    CostModel model(*p, a, lastLevelCache(tuning));
+    CostModel model(*p, a, fusionCacheModel(tuning));
     std::vector<Plan> all = model.plans(fs, a.lhsNode().vars, p->order, 3);
     const double perfect = all[0].cost;
     for (const Plan& s : model.separatePlans(fs, a.lhsNode().vars, p->order)) all.push_back(s);
