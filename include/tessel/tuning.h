@@ -108,6 +108,8 @@ struct FusionCacheModel {
   int64_t llcBytes = 0;
   double beyondLlc = 1;
   std::string source;  ///< "TESSEL_TUNING llc=...", "sysfs", "sysconf" or "assumed"
+  /// "32 MB" (whole MB, else KB)
+  std::string size() const;
   /// "last-level cache 32 MB (sysfs); a separate kernels' temporary beyond it 4x dearer an entry"
   std::string str() const;
 };

@@ -66,13 +66,14 @@ int wholeNumber(const std::string& v, long lo, long hi, const char* what, bool (
   return static_cast<int>(n);
 }
 
-/// A sysfs cache size ("32768K", "2M", "512") in bytes; 0 if it is not one.
+/// A cache size as sysfs and the llc setting write it ("32768K", "2M", "512": bytes, or
+/// K, M or G of them) in bytes, from 1 to 1T; 0 if it is not one.
 int64_t cacheSizeBytes(const std::string& text) {
   char* end = nullptr;
   const long long n = std::strtoll(text.c_str(), &end, 10);
   if (end == text.c_str() || n <= 0) return 0;
   const std::string unit(end);
-  const int shift = unit.empty() || unit == "\n" ? 0 : unit[0] == 'K' ? 10 : unit[0] == 'M' ? 20 : unit[0] == 'G' ? 30 : -1;
+  const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
   return shift < 0 || n > (int64_t{1} << 40 >> shift) ? 0 : static_cast<int64_t>(n) << shift;
 }
 
@@ -120,14 +121,10 @@ void applySettings(CpuTuning& t, const std::string& settings) {
     } else if (key == "gather-mean") {
       t.gatherMean = wholeNumber(v, 1, 100000, "gather-mean must be a whole number from 1 to 100000");
     } else if (key == "llc") {
-      char* end = nullptr;
-      long long n = std::strtoll(v.c_str(), &end, 10);
-      const std::string unit = end ? end : "";
-      const int shift = unit.empty() ? 0 : unit == "K" ? 10 : unit == "M" ? 20 : unit == "G" ? 30 : -1;
-      if (v.empty() || end == v.c_str() || shift < 0 || n < 1 || n > (int64_t{1} << 40 >> shift))
+      t.llcBytes = cacheSizeBytes(v);
+      if (t.llcBytes == 0)
         throw EnvironmentError("TESSEL_TUNING: llc (the last-level cache) must be a size in bytes from 1 to 1T, "
                                "with K, M or G, not '" + v + "'");
-      t.llcBytes = static_cast<int64_t>(n) << shift;
     } else if (key == "beyond-llc") {
       char* end = nullptr;
       double f = std::strtod(v.c_str(), &end);
@@ -331,11 +328,15 @@ FusionCacheModel fusionCacheModel(const CpuTuning& tuning) {
   return m;
 }
 
-std::string FusionCacheModel::str() const {
+std::string FusionCacheModel::size() const {
   const bool mb = llcBytes >= (1 << 20);
+  return std::to_string(mb ? llcBytes >> 20 : llcBytes >> 10) + (mb ? " MB" : " KB");
+}
+
+std::string FusionCacheModel::str() const {
   std::ostringstream o;
-  o << "last-level cache " << (mb ? llcBytes >> 20 : llcBytes >> 10) << (mb ? " MB" : " KB") << " (" << source
-    << "); a separate kernels' temporary beyond it " << beyondLlc << "x dearer an entry";
+  o << "last-level cache " << size() << " (" << source << "); a separate kernels' temporary beyond it " << beyondLlc
+    << "x dearer an entry";
   return o.str();
 }
 

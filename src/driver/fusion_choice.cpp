@@ -262,8 +262,7 @@ class CostModel {
       w << (s.like >= 0 ? "stored like " + p_.inputs[static_cast<size_t>(s.like)].node->tensor.name() : "dense") << ", "
         << entries << " entries";
       if (beyond)
-        w << ", beyond the " << (llc_.llcBytes >= (1 << 20) ? llc_.llcBytes >> 20 : llc_.llcBytes >> 10)
-          << (llc_.llcBytes >= (1 << 20) ? " MB" : " KB") << " last-level cache";
+        w << ", beyond the " << llc_.size() << " last-level cache";
       s.what = w.str();
       out.push_back(s);
     }
