@@ -222,9 +222,9 @@ int main(int argc, char** argv) {
   // each), and one whose separate temporary is twice this machine's L3 (a dense n x 64 T;
   // at least 150000 rows, 77 MB, beyond AMD's 32 MB per core complex; 1.06M rows, 540 MB,
   // on a 260 MB Intel L3), 16 entries a row.
-  // (sysfs's size, not sysconf's: glibc reports a whole EPYC's L3, 320 MB, for a core
-  // complex's 32 MB, which made a 1.3M-row input of 3.7 s calls.)
-  const int64_t l3 = std::max<int64_t>(lastLevelCacheBytes(), 32L << 20);
+  // The cost model's cache (sysfs's size, not sysconf's: glibc reports a whole EPYC's L3,
+  // 320 MB, for a core complex's 32 MB, which made a 1.3M-row input of 3.7 s calls).
+  const int64_t l3 = std::max<int64_t>(fusionCacheModel(hostTuning()).llcBytes, 32L << 20);
   const int64_t bigRows = std::max<int64_t>(150000, 2 * l3 / (64 * 8));
   matrices.push_back({"uniform 20000 x 16", generateUniformMatrix(20000, 20000, 16, 1)});
   if (!quick)

@@ -307,22 +307,21 @@ FusionCacheModel fusionCacheModel(const CpuTuning& tuning) {
 #if defined(__x86_64__) || defined(__i386__)
   amd = __builtin_cpu_is("amd");
 #endif
+  // What this machine says, read once: sysfs, else sysconf (AMD's capped), else assumed.
+  static const std::pair<int64_t, std::string> detected = [amd] {
+    const int64_t ccx = int64_t{32} << 20;
+    if (const int64_t described = lastLevelCacheBytes(); described > 0) return std::pair{described, std::string("sysfs")};
+    if (const long reported = sysconf(_SC_LEVEL3_CACHE_SIZE); reported > 0)
+      return std::pair{amd ? std::min<int64_t>(reported, ccx) : int64_t{reported}, std::string("sysconf")};
+    return std::pair{ccx, std::string("assumed")};
+  }();
   FusionCacheModel m;
-  const int64_t ccx = int64_t{32} << 20;
-  static const int64_t described = lastLevelCacheBytes();
-  const long reported = sysconf(_SC_LEVEL3_CACHE_SIZE);
   if (tuning.llcBytes > 0) {
     m.llcBytes = tuning.llcBytes;
     m.source = "TESSEL_TUNING llc=" + std::to_string(tuning.llcBytes);
-  } else if (described > 0) {
-    m.llcBytes = described;
-    m.source = "sysfs";
-  } else if (reported > 0) {
-    m.llcBytes = amd ? std::min<int64_t>(reported, ccx) : reported;
-    m.source = "sysconf";
   } else {
-    m.llcBytes = ccx;
-    m.source = "assumed";
+    m.llcBytes = detected.first;
+    m.source = detected.second;
   }
   m.beyondLlc = tuning.beyondLlc > 0 ? tuning.beyondLlc : amd ? 4.0 : 1.0;
   return m;

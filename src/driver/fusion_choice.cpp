@@ -23,6 +23,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <span>
 #include <sstream>
 
 #include "driver/pipeline.h"
@@ -96,7 +97,7 @@ constexpr double kSeparateCall = 5e4;
 /// 2000 entries ran 12 ms in parallel against 0.015 ms on one thread, the VM shared).
 constexpr double kParallelWork = 1e6;
 
-bool has(const std::vector<IndexVar>& vs, const IndexVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
+bool has(std::span<const IndexVar> vs, const IndexVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
 
 std::vector<IndexVar> varsOf(const std::vector<Factor>& fs) {
   std::vector<IndexVar> out;
@@ -155,7 +156,7 @@ class CostModel {
   /// each iteration of the shared loops `outer`: accesses to one argument whose variables
   /// agree wherever either is one of `outer` (H(j,k) and H(j,l) fused at j).
   bool sharesRows(const std::vector<Factor>& producer, const std::vector<Factor>& consumer,
-                  const std::vector<IndexVar>& outer) const {
+                  std::span<const IndexVar> outer) const {
     for (const Factor& f : producer)
       for (const Factor& g : consumer) {
         if (f.input < 0 || g.input < 0 || f.vars.size() != g.vars.size()) continue;
@@ -197,7 +198,7 @@ class CostModel {
       for (const IndexVar& v : tvars) temp *= static_cast<double>(extentOf(a_, v));
       const double busy = busyShare(producer, chain[d], tvars);
       const double overhead =
-          sharesRows(producer, consumer, std::vector<IndexVar>(chain.begin(), chain.begin() + static_cast<long>(d) + 1))
+          sharesRows(producer, consumer, std::span<const IndexVar>(chain).first(d + 1))
               ? kSharedRows
               : kFusedOverhead;
       for (const Plan& pp : plans(producer, tvars, pchain, left - 1))
