@@ -12,13 +12,22 @@
 // the product of all loop extents, runs once per round (it takes seconds). Every output
 // is compared with the fused one.
 //
+// The "ceiling" column bounds what fusion can gain by removing the temporary: the
+// separate kernels' time over that time less the time to write a buffer of T's size
+// and read it back (T's values, and a sparse T's coordinates), on the same threads,
+// interleaved with the rest. Fusion that does the separate kernels' work without T is at
+// most that much faster; it gains more only where it removes other work too (graph
+// attention with one H gathers each row of H once, separate kernels twice).
+//
 //   bench_loopfuse [--threads N] [--rounds R] [--reps N] [--quick] [--only TEXT]
 //
 // --quick leaves out the generated inputs beyond the L3 (minutes to generate and run).
 // --only runs the rows whose kernel and input names contain each word of TEXT (to profile one).
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -73,7 +82,37 @@ struct Variant {
   std::vector<Stage> stages;
   TensorBase out;
   std::vector<double> ms;
+  std::function<double()> hand = nullptr;  ///< a hand loop instead of stages: its seconds
 };
+
+/// The separate kernels' traffic through their temporary, by hand: writes `vals` (and a
+/// sparse T's coordinates `crd`) in order on `threads` threads, then reads them back in
+/// order, as the producer stores T and the consumer loads it. Seconds.
+double streamTemporary(std::vector<double>& vals, std::vector<int32_t>& crd, int threads) {
+  static volatile double sink = 0;
+  static const std::vector<double> pattern = [] {
+    std::vector<double> p(64);
+    for (size_t e = 0; e < p.size(); e++) p[e] = 0.5 * static_cast<double>(e);
+    return p;
+  }();
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t n = static_cast<int64_t>(vals.size()), c = static_cast<int64_t>(crd.size());
+  double* v = vals.data();
+  int32_t* k = crd.data();
+  const double* from = pattern.data();
+  double sum = 0;
+  // Vector loops (simd: the sums may be reordered), as a kernel's stores and loads are.
+#pragma omp parallel for simd num_threads(threads) schedule(static)
+  for (int64_t e = 0; e < n; e++) v[e] = from[e & 63];
+#pragma omp parallel for simd num_threads(threads) schedule(static)
+  for (int64_t e = 0; e < c; e++) k[e] = static_cast<int32_t>(e);
+#pragma omp parallel for simd num_threads(threads) schedule(static) reduction(+ : sum)
+  for (int64_t e = 0; e < n; e++) sum += v[e];
+#pragma omp parallel for simd num_threads(threads) schedule(static) reduction(+ : sum)
+  for (int64_t e = 0; e < c; e++) sum += k[e];
+  sink = sink + sum;
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+}
 
 Stage compile(const std::string& expr, std::map<std::string, TensorBase>& t, const std::string& schedule,
               int threads) {
@@ -96,6 +135,7 @@ struct Family {
 /// dense with `outDims`; the separate temporary T dense or in B's pattern), prints a row.
 std::string only;  // --only: words each row's kernel and input names must contain
 std::map<std::string, std::vector<double>> perRow;  // separate / fused per row, by kernel
+std::map<std::string, std::vector<double>> ceilings;  // separate / (separate - T's traffic), by kernel
 
 void runFamily(const Family& f, const std::string& input, std::map<std::string, TensorBase> t,
                const std::vector<int64_t>& outDims, const std::vector<int64_t>& tempDims, const Format& tempFormat,
@@ -150,6 +190,11 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   Assignment autoA = parseAssignment(f.fused, t);
   ScheduleChoice chosen = defaultSchedule(autoA, threads);
   vs.push_back({"auto", {{autoA, Kernel::compile(autoA, chosen.schedule)}}, t["A"], {}});
+  // T's traffic: a dense T's values, or a T stored like B: B's entries and coordinates.
+  const int64_t tEntries = atPositions ? t.at("B").storedCount() : tempDims[0] * tempDims[1];
+  std::vector<double> tVals(static_cast<size_t>(tEntries));
+  std::vector<int32_t> tCrd(atPositions ? static_cast<size_t>(tEntries) : 0);
+  vs.push_back({"T traffic", {}, TensorBase(), {}, [&] { return streamTemporary(tVals, tCrd, threads); }});
   if (perfect) {
     t["A"] = output("A");
     vs.push_back({"perfect", {compile(f.fused, t, "", threads)}, t["A"], {}});
@@ -157,7 +202,7 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   for (int r = 0; r < rounds; r++)
     for (Variant& v : vs)
       for (int n = 0; n < (v.name == "perfect" ? 1 : reps); n++) {
-        double s = 0;
+        double s = v.hand ? v.hand() : 0;
         for (Stage& st : v.stages) {
           RunTimes rt = st.k->run(st.a, threads);
           s += rt.assembleSeconds + rt.computeSeconds;
@@ -166,9 +211,12 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
       }
   std::string bad;
   for (size_t v = 1; v < vs.size(); v++)
+    if (!vs[v].hand)
     if (double d = relDiff(vs[0].out, vs[v].out); d > 1e-9) bad += " MISMATCH(" + vs[v].name + " " + std::to_string(d) + ")";
   double fused = median(vs[0].ms), row = median(vs[1].ms), sep = median(vs[2].ms), au = median(vs[3].ms),
-         pf = perfect ? median(vs[4].ms) : 0;
+         traffic = median(vs[4].ms), pf = perfect ? median(vs[5].ms) : 0;
+  const double ceiling = sep / std::max(sep - traffic, 1e-9);
+  ceilings[f.name].push_back(ceiling);
   vsSeparate.push_back(sep / fused);
   perRow[f.name].push_back(sep / row);
   if (perfect) vsPerfect.push_back(pf / fused);
@@ -180,10 +228,10 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
                      : text.find("loopfuse") != std::string::npos ? "fused"
                      : text.rfind("precompute(", 0) == 0 ? "separate"
                                                             : "other";
-  std::printf("| %s | %s | %.3f | %.3f | %.3f | %s | %.2fx | %s | %s %.3f, %.2fx the best |%s\n", f.name.c_str(),
-              input.c_str(), fused, row, sep, perfect ? (std::to_string(pf).substr(0, 8)).c_str() : "-", sep / fused,
-              perfect ? (std::to_string(pf / fused).substr(0, 5) + "x").c_str() : "-", pick.c_str(), au, au / best,
-              bad.c_str());
+  std::printf("| %s | %s | %.3f | %.3f | %.3f | %s | %.2fx | %.3f | %.2fx | %s | %s %.3f, %.2fx the best |%s\n",
+              f.name.c_str(), input.c_str(), fused, row, sep, perfect ? (std::to_string(pf).substr(0, 8)).c_str() : "-",
+              sep / fused, traffic, ceiling, perfect ? (std::to_string(pf / fused).substr(0, 5) + "x").c_str() : "-",
+              pick.c_str(), au, au / best, bad.c_str());
   std::fflush(stdout);
 }
 
@@ -244,8 +292,9 @@ int main(int argc, char** argv) {
 
   std::printf("loop fusion, %d thread(s), medians of %d rounds x %d calls (perfect nest: 1 call per round), ms\n\n",
               threads, rounds, reps);
-  std::printf("| kernel | input | fused | fused per row (SDDMM: at j) | separate | perfect nest | separate / fused | perfect / fused | auto |\n"
-              "|---|---|---:|---:|---:|---:|---:|---:|---|\n");
+  std::printf("| kernel | input | fused | fused per row (SDDMM: at j) | separate | perfect nest | separate / fused | "
+              "T traffic | ceiling | perfect / fused | auto |\n"
+              "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|\n");
   std::map<std::string, std::pair<std::vector<double>, std::vector<double>>> ratios;
   const int64_t K = 64, L = 64, J = 64;
   // <SDDMM, SpMM> fused at blocks of rows keeps the temporary at B's positions; the
@@ -289,11 +338,12 @@ int main(int argc, char** argv) {
               {coo.dims[0], Mt}, {coo.dims[0], Jt}, Format::parse("dd"), threads, rounds, reps,
               static_cast<double>(coo.nnz()) * Jt * Mt < 2e9, ratios[mttkrp.name].first, ratios[mttkrp.name].second);
   }
-  std::printf("\n| kernel | fused vs separate (geomean) | fused per row (SDDMM: at j) vs separate | fused vs perfect nest (geomean) |\n"
-              "|---|---:|---:|---:|\n");
+  std::printf("\n| kernel | fused vs separate (geomean) | fused per row (SDDMM: at j) vs separate | ceiling (geomean) | "
+              "fused vs perfect nest (geomean) |\n|---|---:|---:|---:|---:|\n");
   for (auto& [name, r] : ratios) {
     if (r.second.empty()) continue;  // no input ran it (--only)
-    std::printf("| %s | %.2fx | %.2fx | %s |\n", name.c_str(), geomean(r.second), geomean(perRow[name]),
+    std::printf("| %s | %.2fx | %.2fx | %.2fx | %s |\n", name.c_str(), geomean(r.second), geomean(perRow[name]),
+                geomean(ceilings[name]),
                 r.first.empty() ? "-" : (std::to_string(geomean(r.first)).substr(0, 6) + "x").c_str());
   }
   return 0;

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Merge several bench_loopfuse outputs at one thread count (interleaved runs on a noisy
 machine): per row, the median over runs of each variant's median time; then the ratios,
-each kernel's geomeans and how far the automatic choice is from the best of the three.
+each kernel's geomeans and how far the automatic choice is from the best variant.
+Columns are found by the table's header, so older outputs (without the per-row column
+or T's traffic) merge too.
 
     bench/merge_loopfuse.py run1.txt run2.txt ...
 """
@@ -10,54 +12,64 @@ import re
 import statistics
 import sys
 
+TIMES = {"fused": "fused", "per row": "fused per row", "separate": "separate", "perfect": "perfect nest",
+         "traffic": "T traffic"}
 rows = {}  # (kernel, input) -> {"fused": [...], ...}
 order = []
 header = ""
 for path in sys.argv[1:]:
+    cols = None
     for line in open(path):
         if line.startswith("loop fusion,"):
             header = line.strip()
-        m = re.match(r"\| (<[^>]+>) \| ([^|]+) \| ([\d.]+) \| ([\d.]+) \| ([\d.]+|-) \| [^|]+ \| [^|]+ \| "
-                     r"(\w+) ([\d.]+), [\d.]+x the best \|(.*)", line)
-        if not m:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")] if line.startswith("|") else []
+        if cells[:1] == ["kernel"] and cells[1] != "input":
+            cols = None  # a summary table
+        elif cells[:2] == ["kernel", "input"]:
+            cols = {name: cells.index(next(c for c in cells if c.startswith(title)))
+                    for name, title in TIMES.items() if any(c.startswith(title) for c in cells)}
+            cols["auto"] = cells.index("auto")
             continue
-        key = (m.group(1), m.group(2).strip())
+        if not cols or len(cells) < 3 or not cells[0].startswith("<"):
+            continue
+        key = (cells[0], cells[1])
         if key not in rows:
-            rows[key] = {"fused": [], "separate": [], "perfect": [], "auto": [], "pick": [], "bad": []}
+            rows[key] = {name: [] for name in list(TIMES) + ["auto", "pick", "bad"]}
             order.append(key)
         r = rows[key]
-        r["fused"].append(float(m.group(3)))
-        r["separate"].append(float(m.group(4)))
-        if m.group(5) != "-":
-            r["perfect"].append(float(m.group(5)))
-        r["pick"].append(m.group(6))
-        r["auto"].append(float(m.group(7)))
-        if m.group(8).strip():
-            r["bad"].append(m.group(8).strip())
+        for name in TIMES:
+            if name in cols and cells[cols[name]] != "-":
+                r[name].append(float(cells[cols[name]]))
+        m = re.match(r"(\w+) ([\d.]+), [\d.]+x the best", cells[cols["auto"]])
+        r["pick"].append(m.group(1))
+        r["auto"].append(float(m.group(2)))
+        r["bad"] += [c for c in cells[cols["auto"] + 1:] if c]
 
+med = lambda v: statistics.median(v) if v else None
+geo = lambda v: f"{math.exp(sum(map(math.log, v)) / len(v)):.2f}x" if v else "-"
+fmt = lambda x: "-" if x is None else f"{x:.3f}"
 print(f"{header.split(',')[1].strip()}, {len(sys.argv) - 1} runs merged (median per row over the runs' medians), ms\n")
-print("| kernel | input | fused | separate | perfect nest | separate / fused | perfect / fused | auto |")
-print("|---|---|---:|---:|---:|---:|---:|---|")
-sep, perf, within = {}, {}, {}
+print("| kernel | input | fused | fused per row | separate | perfect nest | separate / fused | ceiling | perfect / fused | auto |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---|")
+sep, ceil, perf, within = {}, {}, {}, {}
 for key in order:
     r = rows[key]
-    f, s = statistics.median(r["fused"]), statistics.median(r["separate"])
-    p = statistics.median(r["perfect"]) if r["perfect"] else None
-    a = statistics.median(r["auto"])
-    best = min(x for x in (f, s, p) if x is not None)
-    picks = sorted(set(r["pick"]))
+    f, row, s, p, t, a = (med(r[n]) for n in ("fused", "per row", "separate", "perfect", "traffic", "auto"))
+    best = min(x for x in (f, row, s, p) if x is not None)
+    c = s / (s - t) if t is not None and s > t else None
     sep.setdefault(key[0], []).append(s / f)
+    if c is not None:
+        ceil.setdefault(key[0], []).append(c)
     if p is not None:
         perf.setdefault(key[0], []).append(p / f)
     within.setdefault(key[0], []).append(a / best <= 1.10)
-    print(f"| {key[0]} | {key[1]} | {f:.3f} | {s:.3f} | {p:.3f} | {s / f:.2f}x | {p / f:.2f}x | "
-          if p is not None else f"| {key[0]} | {key[1]} | {f:.3f} | {s:.3f} | - | {s / f:.2f}x | - | ", end="")
-    print(f"{'/'.join(picks)} {a:.3f}, {a / best:.2f}x the best |" + (" " + " ".join(r["bad"]) if r["bad"] else ""))
+    print(f"| {key[0]} | {key[1]} | {fmt(f)} | {fmt(row)} | {fmt(s)} | {fmt(p)} | {s / f:.2f}x | "
+          f"{'-' if c is None else f'{c:.2f}x'} | {'-' if p is None else f'{p / f:.2f}x'} | "
+          f"{'/'.join(sorted(set(r['pick'])))} {a:.3f}, {a / best:.2f}x the best |" + (" " + " ".join(r["bad"]) if r["bad"] else ""))
 
-geo = lambda v: math.exp(sum(map(math.log, v)) / len(v)) if v else float("nan")
-print("\n| kernel | fused vs separate (geomean) | fused vs perfect nest (geomean) | auto within 10% of the best |")
-print("|---|---:|---:|---:|")
+print("\n| kernel | fused vs separate (geomean) | ceiling (geomean) | fused vs perfect nest (geomean) | auto within 10% of the best |")
+print("|---|---:|---:|---:|---:|")
 for k in sorted(sep):
-    print(f"| {k} | {geo(sep[k]):.2f}x | {geo(perf[k]):.1f}x | {sum(within[k])}/{len(within[k])} |")
+    print(f"| {k} | {geo(sep[k])} | {geo(ceil.get(k, []))} | {geo(perf.get(k, []))} | {sum(within[k])}/{len(within[k])} |")
 allw = [w for v in within.values() for w in v]
-print(f"\nauto within 10% of the best of the three: {sum(allw)}/{len(allw)} inputs")
+print(f"\nauto within 10% of the best: {sum(allw)}/{len(allw)} inputs")
