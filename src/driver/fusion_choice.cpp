@@ -13,9 +13,10 @@
 // tensor; a dense loop its extent; a fused nest's temporary and consumer only where the
 // producer's sparse fiber has entries), a fused temporary its length to zero, and the
 // separate T its traffic: each entry written and read back (a dense T's dearer), dearer
-// beyond the last-level cache; a fused nest's multiplies a little dearer than a separate
-// kernel's, or cheaper where its producer and consumer read the same rows of one tensor
-// (one gather serves both). It picks the cheapest plan that lowers, when that does at most
+// beyond the last-level cache; a fused nest's multiplies dearer than a separate kernel's
+// (only a little at blocks of rows, where it is the separate kernels run a block at a
+// time without T's traffic), or cheaper where its producer and consumer read the same
+// rows of one tensor (one gather serves both). It picks the cheapest plan that lowers, when that does at most
 // 80% of the perfect nest's work. Then, for threads > 1, its outermost loop runs in parallel (rows
 // in blocks) unless its work is below kParallelWork. Without a plan: the parallel
 // default of defaultParallelSchedule.
@@ -73,6 +74,15 @@ struct Plan {
 // time, about 20 multiplies per entry of T. Beyond the last-level cache, dearer again
 // (fusionCacheModel, tessel/tuning.h).
 constexpr double kFusedOverhead = 1.25;
+/// A fusion at the outermost loop that runs at blocks of rows (blockedFusion) is the
+/// separate kernels run a block at a time, T's rows for the block in cache: their
+/// multiplies, a little dearer (the producer's and consumer's loops restart each block,
+/// the consumer's dense operand is read again each block). Fused at blocks over separate
+/// kernels, <SpMM, GEMM> and <SpMMH, GEMM> ran 1.0-1.1x on the 2-core AMD EPYC VM (Zen 4)
+/// and 0.95-1.02x on the 2-core Intel Xeon VM; the separate kernels spend 4-11% of their
+/// time on T's traffic (bench_loopfuse's ceiling, AMD). With 1.25 the model chose separate
+/// kernels where the fused blocks ran 1.11-1.16x faster (AMD, bcsstk33, ca-AstroPh).
+constexpr double kBlockedOverhead = 1.05;
 /// A fused nest whose producer and consumer read the same rows of one tensor (graph
 /// attention with one feature matrix, `B(i,j) * C(i,k) * H(j,k) * H(j,l)` fused at j):
 /// the consumer finds the row the producer just gathered in L1, where separate kernels
@@ -97,6 +107,22 @@ constexpr double kSeparateCall = 5e4;
 /// 2000 entries ran 12 ms in parallel against 0.015 ms on one thread, the VM shared).
 constexpr double kParallelWork = 1e6;
 
+/// Rows a block of a fusion at the outermost loop holds (rowsPerFusedBlock: the temporary,
+/// `temp` entries a row, about 16 KB), or 0 where its rows should not run at blocks. Per
+/// row, the producer's gathered rows evicted the consumer's dense operand between rows
+/// (<SpMM, GEMM> on bcsstk33: the consumer re-read D, 32 KB, from L2 each row; at blocks of
+/// 32 rows the fused nest took 5.9 ms, not 9.5, on the 2-core Intel VM). Not at blocks
+/// where the temporary is tiny, too large for a block of 2 rows, or rows are often empty
+/// (`busy` below 0.9) or short (the producer's `fiber` below 4 trips): the block's consumer
+/// runs every row, where the nest per row skips empty ones and runs the plain nest on rows
+/// of one entry (wiki-Vote, a third of rows busy, and luxembourg_osm, 2.1 entries a row:
+/// blocks 0.85-0.95x the nest per row). On `threads` threads every thread gets at least
+/// 4 blocks (aminoacid's 5 rows in one block of 64 ran on one thread: 0.57x the nest per row).
+int64_t fusedBlockRows(double temp, double busy, double fiber, int64_t extent, int threads) {
+  if (temp < 8 || busy < 0.9 || fiber < 4) return 0;
+  return rowsPerFusedBlock(temp, extent, threads);
+}
+
 bool has(std::span<const IndexVar> vs, const IndexVar& v) { return std::find(vs.begin(), vs.end(), v) != vs.end(); }
 
 std::vector<IndexVar> varsOf(const std::vector<Factor>& fs) {
@@ -109,7 +135,8 @@ std::vector<IndexVar> varsOf(const std::vector<Factor>& fs) {
 
 class CostModel {
  public:
-  CostModel(const lower::Problem& p, const Assignment& a, FusionCacheModel llc) : p_(p), a_(a), llc_(llc) {}
+  CostModel(const lower::Problem& p, const Assignment& a, FusionCacheModel llc, int threads)
+      : p_(p), a_(a), llc_(llc), threads_(threads) {}
 
   /// Trips of the loop over v per iteration of the loops above it, in a nest over fs.
   double trip(const IndexVar& v, const std::vector<Factor>& fs) const {
@@ -172,9 +199,10 @@ class CostModel {
   }
 
   /// `lhs = product of fs` over the loops `chain` (outer first): the perfect nest, then
-  /// each fusion (recursively, `left` fusions at most).
+  /// each fusion (recursively, `left` fusions at most). `outermost`: chain[0] is the
+  /// kernel's outermost loop, where a fusion may run at blocks of rows.
   std::vector<Plan> plans(const std::vector<Factor>& fs, const std::vector<IndexVar>& lhs,
-                          const std::vector<IndexVar>& chain, int left) const {
+                          const std::vector<IndexVar>& chain, int left, bool outermost = false) const {
     Plan perfect;
     perfect.cost = static_cast<double>(fs.size());
     for (const IndexVar& v : chain) perfect.cost *= trip(v, fs);
@@ -197,10 +225,12 @@ class CostModel {
       for (size_t e = 0; e <= d; e++) shared *= trip(chain[e], fs);
       for (const IndexVar& v : tvars) temp *= static_cast<double>(extentOf(a_, v));
       const double busy = busyShare(producer, chain[d], tvars);
-      const double overhead =
-          sharesRows(producer, consumer, std::span<const IndexVar>(chain).first(d + 1))
-              ? kSharedRows
-              : kFusedOverhead;
+      const double fiber = pchain.empty() ? 1 : trip(pchain[0], producer);
+      const bool blocked =
+          outermost && d == 0 && fusedBlockRows(temp, busy, fiber, extentOf(a_, chain[0]), threads_) >= 2;
+      const double overhead = sharesRows(producer, consumer, std::span<const IndexVar>(chain).first(d + 1)) ? kSharedRows
+                              : blocked                                                                     ? kBlockedOverhead
+                                                                                                            : kFusedOverhead;
       for (const Plan& pp : plans(producer, tvars, pchain, left - 1))
         for (const Plan& cp : plans(consumer, lhs, cchain, left - 1 - static_cast<int>(pp.fusions.size()))) {
           Plan f;
@@ -209,7 +239,7 @@ class CostModel {
           f.cost = shared * (overhead * (pp.cost + busy * cp.cost) + busy * temp);
           f.temp = temp;
           f.busy = busy;
-          f.fiber = pchain.empty() ? 1 : trip(pchain[0], producer);
+          f.fiber = fiber;
           f.fusions = {chain[d]};
           f.fusions.insert(f.fusions.end(), pp.fusions.begin(), pp.fusions.end());
           f.fusions.insert(f.fusions.end(), cp.fusions.begin(), cp.fusions.end());
@@ -295,24 +325,15 @@ class CostModel {
   const lower::Problem& p_;
   const Assignment& a_;
   FusionCacheModel llc_;
+  int threads_;
 };
 
-/// A fusion at the outermost loop `v` at blocks of its rows: split(v, v_block, v_in, R),
-/// loopfuse(v_block) into `s`, the temporary (R rows) about 16 KB. Per row, the
-/// producer's gathered rows evicted the consumer's dense operand between rows (<SpMM,
-/// GEMM> on bcsstk33: the consumer re-read D, 32 KB, from L2 each row; at blocks of 32
-/// rows the fused nest took 5.9 ms, not 9.5, on the 2-core Intel VM). Returns the block
-/// loop, or `v` (nothing added) where the plan does not fuse at `v` first, its
-/// temporary is too large for a block of 2 rows, or rows are often empty or short: the
-/// block's consumer runs every row, where the nest per row skips empty ones and runs
-/// the plain nest on rows of one entry (wiki-Vote, a third of rows busy, and
-/// luxembourg_osm, 2.1 entries a row: blocks 0.85-0.95x the nest per row).
-/// On `threads` threads every thread gets at least 4 blocks (aminoacid's 5 rows in one
-/// block of 64 ran on one thread: 0.57x the nest per row).
+/// A fusion at the outermost loop `v` at blocks of fusedBlockRows rows: split(v, v_block,
+/// v_in, R), loopfuse(v_block) into `s`. Returns the block loop, or `v` (nothing added)
+/// where the plan does not fuse at `v` first or its rows do not run at blocks.
 IndexVar blockedFusion(Schedule& s, const Plan& plan, const IndexVar& v, int64_t extent, int threads) {
-  if (plan.fusions.empty() || !(plan.fusions[0] == v) || plan.temp < 8) return v;
-  if (plan.busy < 0.9 || plan.fiber < 4) return v;
-  const int64_t rows = rowsPerFusedBlock(plan.temp, extent, threads);
+  if (plan.fusions.empty() || !(plan.fusions[0] == v)) return v;
+  const int64_t rows = fusedBlockRows(plan.temp, plan.busy, plan.fiber, extent, threads);
   if (rows < 2) return v;
   IndexVar block(v.name() + "_block"), in(v.name() + "_in");
   s.split(v, block, in, static_cast<int>(rows)).loopfuse(block);
@@ -366,8 +387,8 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning
     else fs.push_back({f.node().vars, p->accessIndex(f.get()), f});
   }
   if (plain) {
-    CostModel model(*p, a, fusionCacheModel(tuning));
-    std::vector<Plan> all = model.plans(fs, a.lhsNode().vars, p->order, 3);
+    CostModel model(*p, a, fusionCacheModel(tuning), threads);
+    std::vector<Plan> all = model.plans(fs, a.lhsNode().vars, p->order, 3, true);
     const double perfect = all[0].cost;
     for (const Plan& s : model.separatePlans(fs, a.lhsNode().vars, p->order)) all.push_back(s);
     std::sort(all.begin() + 1, all.end(), [](const Plan& x, const Plan& y) { return x.cost < y.cost; });
