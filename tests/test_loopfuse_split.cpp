@@ -565,20 +565,30 @@ TEST(LoopFuseSplit, BlockTemporaryHoldsOneBlock) {
   EXPECT_NE(c.find("(i - i0_begin)"), std::string::npos) << c;
 }
 
+/// <SpMM, GEMM>'s operands for the automatic choice: B (300 x 300 at `density`, CSR), C
+/// (300 x 64) and D (64 x 64) dense, and the dense output A.
+struct SpmmGemmOperands {
+  CooData B, C, D;
+  std::map<std::string, TensorBase> t;
+  SpmmGemmOperands(double density, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const int64_t n = 300, L = 64, M = 64;
+    B = randomCoo({n, n}, density, rng), C = randomCoo({n, L}, 1, rng), D = randomCoo({L, M}, 1, rng);
+    t = {{"B", makeTensor("B", B, fmt("ds"))},
+         {"C", makeTensor("C", C, fmt("dd"))},
+         {"D", makeTensor("D", D, fmt("dd"))},
+         {"A", TensorBase("A", Datatype::Float64, {n, M}, fmt("dd"))}};
+  }
+};
+
 TEST(LoopFuseSplit, AutomaticChoiceChargesATemporaryBeyondTheCache) {
   // <SpMM, GEMM>'s separate kernels write and read back a dense T (300 x 64 doubles,
   // 150 KB). Rows of 3 entries, so a fused nest runs per row (not at blocks), its
   // multiplies 1.25x a separate kernel's. Within the last-level cache the cost model
   // picks the separate kernels; beyond it, charged 4x per entry, the fused nest; charged
   // 1x (Intel's streaming), separate kernels again. The reason says when T is beyond the cache.
-  std::mt19937_64 rng(34);
-  const int64_t n = 300, L = 64, M = 64;
-  const CooData B = randomCoo({n, n}, 0.01, rng), C = randomCoo({n, L}, 1, rng), D = randomCoo({L, M}, 1, rng);
-  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", B, fmt("ds"))},
-                                         {"C", makeTensor("C", C, fmt("dd"))},
-                                         {"D", makeTensor("D", D, fmt("dd"))},
-                                         {"A", TensorBase("A", Datatype::Float64, {n, M}, fmt("dd"))}};
-  Assignment a = parseAssignment(kSpmmGemm, t);
+  SpmmGemmOperands o(0.01, 34);
+  Assignment a = parseAssignment(kSpmmGemm, o.t);
   auto choose = [&](const std::string& settings) { return defaultSchedule(a, 1, tuningFromSettings(settings)); };
   const ScheduleChoice inCache = choose("llc=1G,beyond-llc=4"), beyond4 = choose("llc=64K,beyond-llc=4"),
                        beyond1 = choose("llc=64K,beyond-llc=1");
@@ -588,10 +598,10 @@ TEST(LoopFuseSplit, AutomaticChoiceChargesATemporaryBeyondTheCache) {
   EXPECT_EQ(beyond1.schedule.str().rfind("precompute(", 0), 0u) << beyond1.schedule.str() << "\n" << beyond1.reason;
   EXPECT_NE(beyond1.reason.find("beyond the 64 KB last-level cache"), std::string::npos) << beyond1.reason;
   EXPECT_EQ(beyond4.reason.find("blocks of"), std::string::npos) << beyond4.reason;
-  const Values expected = plainSpmmGemm(B, C, D);
+  const Values expected = plainSpmmGemm(o.B, o.C, o.D);
   for (const ScheduleChoice& ch : {inCache, beyond4, beyond1}) {
     Kernel::compile(a, ch.schedule)->run(a, 1);
-    EXPECT_TRUE(same(valuesOf(t.at("A").toCoo()), expected)) << ch.schedule.str();
+    EXPECT_TRUE(same(valuesOf(o.t.at("A").toCoo()), expected)) << ch.schedule.str();
   }
 }
 
@@ -600,21 +610,15 @@ TEST(LoopFuseSplit, AutomaticChoiceCostsBlocksAsTheSeparateKernelsWithoutT) {
   // kernels run a block at a time, T's block in cache: their multiplies 1.05x, without
   // T's traffic. So it beats separate kernels even with T in the cache (the T of rows of
   // 3 entries above, per row at 1.25x, does not), and the reason says blocks.
-  std::mt19937_64 rng(35);
-  const int64_t n = 300, L = 64, M = 64;
-  const CooData B = randomCoo({n, n}, 0.03, rng), C = randomCoo({n, L}, 1, rng), D = randomCoo({L, M}, 1, rng);
-  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", B, fmt("ds"))},
-                                         {"C", makeTensor("C", C, fmt("dd"))},
-                                         {"D", makeTensor("D", D, fmt("dd"))},
-                                         {"A", TensorBase("A", Datatype::Float64, {n, M}, fmt("dd"))}};
-  Assignment a = parseAssignment(kSpmmGemm, t);
+  SpmmGemmOperands o(0.03, 35);
+  Assignment a = parseAssignment(kSpmmGemm, o.t);
   const ScheduleChoice c = defaultSchedule(a, 1, tuningFromSettings("llc=1G,beyond-llc=4"));
   EXPECT_EQ(c.schedule.str().rfind("split(i,i_block,i_in,32),loopfuse(i_block)", 0), 0u) << c.schedule.str() << "\n"
                                                                                            << c.reason;
   EXPECT_NE(c.reason.find("fused at blocks of i (loopfuse)"), std::string::npos) << c.reason;
   EXPECT_NE(c.reason.find("and separate kernels'"), std::string::npos) << c.reason;
   Kernel::compile(a, c.schedule)->run(a, 1);
-  EXPECT_TRUE(same(valuesOf(t.at("A").toCoo()), plainSpmmGemm(B, C, D))) << c.schedule.str();
+  EXPECT_TRUE(same(valuesOf(o.t.at("A").toCoo()), plainSpmmGemm(o.B, o.C, o.D))) << c.schedule.str();
 }
 
 TEST(LoopFuseSplit, AutomaticChoiceFusesAtBlocksOfBusyRows) {
