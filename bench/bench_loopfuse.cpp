@@ -214,9 +214,10 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
         v.ms.push_back(s * 1e3);
       }
   std::string bad;
-  for (size_t v = 1; v < vs.size(); v++)
-    if (!vs[v].hand)
+  for (size_t v = 1; v < vs.size(); v++) {
+    if (vs[v].hand) continue;  // (no output)
     if (double d = relDiff(vs[0].out, vs[v].out); d > 1e-9) bad += " MISMATCH(" + vs[v].name + " " + std::to_string(d) + ")";
+  }
   double fused = median(vs[0].ms), row = median(vs[1].ms), sep = median(vs[2].ms), au = median(vs[3].ms),
          traffic = median(vs[4].ms), pf = perfect ? median(vs[5].ms) : 0;
   const double ceiling = sep / std::max(sep - traffic, 1e-9);

@@ -16,10 +16,10 @@
 // beyond the last-level cache; a fused nest's multiplies dearer than a separate kernel's
 // (only a little at blocks of rows, where it is the separate kernels run a block at a
 // time without T's traffic), or cheaper where its producer and consumer read the same
-// rows of one tensor (one gather serves both). It picks the cheapest plan that lowers, when that does at most
-// 80% of the perfect nest's work. Then, for threads > 1, its outermost loop runs in parallel (rows
-// in blocks) unless its work is below kParallelWork. Without a plan: the parallel
-// default of defaultParallelSchedule.
+// rows of one tensor (one gather serves both). It picks the cheapest plan that lowers,
+// when that does at most 80% of the perfect nest's work. Then, for threads > 1, its
+// outermost loop runs in parallel (rows in blocks) unless its work is below
+// kParallelWork. Without a plan: the parallel default of defaultParallelSchedule.
 
 #include <algorithm>
 #include <cmath>
