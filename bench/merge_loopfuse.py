@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Merge several bench_loopfuse outputs at one thread count (interleaved runs on a noisy
 machine): per row, the median over runs of each variant's median time; then the ratios,
-each kernel's geomeans and how far the automatic choice is from the best variant.
+each kernel's geomeans and how far the automatic choice is from the best variant (the
+median of each run's own ratio).
 Columns are found by the table's header, so older outputs (without the per-row column
 or T's traffic) merge too.
 
@@ -34,15 +35,16 @@ for path in sys.argv[1:]:
             continue
         key = (cells[0], cells[1])
         if key not in rows:
-            rows[key] = {name: [] for name in list(TIMES) + ["auto", "pick", "bad"]}
+            rows[key] = {name: [] for name in list(TIMES) + ["auto", "off", "pick", "bad"]}
             order.append(key)
         r = rows[key]
         for name in TIMES:
             if name in cols and cells[cols[name]] != "-":
                 r[name].append(float(cells[cols[name]]))
-        m = re.match(r"(\w+) ([\d.]+), [\d.]+x the best", cells[cols["auto"]])
+        m = re.match(r"(\w+) ([\d.]+), ([\d.]+)x the best", cells[cols["auto"]])
         r["pick"].append(m.group(1))
         r["auto"].append(float(m.group(2)))
+        r["off"].append(float(m.group(3)))  # within its run: the same minutes for every variant
         r["bad"] += [c for c in cells[cols["auto"] + 1:] if c]
 
 med = lambda v: statistics.median(v) if v else None
@@ -55,17 +57,20 @@ sep, ceil, perf, within = {}, {}, {}, {}
 for key in order:
     r = rows[key]
     f, row, s, p, t, a = (med(r[n]) for n in ("fused", "per row", "separate", "perfect", "traffic", "auto"))
-    best = min(x for x in (f, row, s, p) if x is not None)
+    # How far the automatic choice is from the best: the median over the runs of each
+    # run's own ratio (a slow run slows every variant of that run alike; the medians of
+    # separate variants may come from different runs).
+    off = statistics.median(r["off"])
     c = s / (s - t) if t is not None and s > t else None
     sep.setdefault(key[0], []).append(s / f)
     if c is not None:
         ceil.setdefault(key[0], []).append(c)
     if p is not None:
         perf.setdefault(key[0], []).append(p / f)
-    within.setdefault(key[0], []).append(a / best <= 1.10)
+    within.setdefault(key[0], []).append(off <= 1.10)
     print(f"| {key[0]} | {key[1]} | {fmt(f)} | {fmt(row)} | {fmt(s)} | {fmt(p)} | {s / f:.2f}x | "
           f"{'-' if c is None else f'{c:.2f}x'} | {'-' if p is None else f'{p / f:.2f}x'} | "
-          f"{'/'.join(sorted(set(r['pick'])))} {a:.3f}, {a / best:.2f}x the best |" + (" " + " ".join(r["bad"]) if r["bad"] else ""))
+          f"{'/'.join(sorted(set(r['pick'])))} {a:.3f}, {off:.2f}x the best |" + (" " + " ".join(r["bad"]) if r["bad"] else ""))
 
 print("\n| kernel | fused vs separate (geomean) | ceiling (geomean) | fused vs perfect nest (geomean) | auto within 10% of the best |")
 print("|---|---:|---:|---:|---:|")
