@@ -195,7 +195,8 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   ScheduleChoice chosen = defaultSchedule(autoA, threads);
   vs.push_back({"auto", {{autoA, Kernel::compile(autoA, chosen.schedule)}}, t["A"], {}});
   // T's traffic: a dense T's values, or a T stored like B: B's entries and coordinates.
-  const int64_t tEntries = atPositions ? t.at("B").storedCount() : tempDims[0] * tempDims[1];
+  int64_t tEntries = atPositions ? t.at("B").storedCount() : 1;
+  for (int64_t d : tempDims) tEntries *= atPositions ? 1 : d;
   std::vector<double> tVals(static_cast<size_t>(tEntries));
   std::vector<int32_t> tCrd(atPositions ? static_cast<size_t>(tEntries) : 0);
   vs.push_back({"T traffic", {}, TensorBase(), {}, [&] { return streamTemporary(tVals, tCrd, threads); }});

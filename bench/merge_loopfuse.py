@@ -27,8 +27,10 @@ for path in sys.argv[1:]:
         if cells[:1] == ["kernel"] and cells[1] != "input":
             cols = None  # a summary table
         elif cells[:2] == ["kernel", "input"]:
-            cols = {name: cells.index(next(c for c in cells if c.startswith(title)))
-                    for name, title in TIMES.items() if any(c.startswith(title) for c in cells)}
+            # each time's column: the first whose title starts with its name there
+            cols = {name: next((k for k, c in enumerate(cells) if c.startswith(title)), None)
+                    for name, title in TIMES.items()}
+            cols = {name: k for name, k in cols.items() if k is not None}
             cols["auto"] = cells.index("auto")
             continue
         if not cols or len(cells) < 3 or not cells[0].startswith("<"):
