@@ -621,6 +621,29 @@ TEST(LoopFuseSplit, AutomaticChoiceCostsBlocksAsTheSeparateKernelsWithoutT) {
   EXPECT_TRUE(same(valuesOf(o.t.at("A").toCoo()), plainSpmmGemm(o.B, o.C, o.D))) << c.schedule.str();
 }
 
+TEST(LoopFuseSplit, AutomaticChoiceTooSmallToShareChoosesAsOnOneThread) {
+  // 12 rows of about 7 entries: too little work to share, so at 2 threads the kernel runs
+  // on one thread, and the choice is the 1-thread one: fused at blocks of 32 rows, priced
+  // so. (On 2 threads rows would not run at blocks, 12 rows being under 4 blocks of 2 a
+  // thread; pricing it so while scheduling it on one thread at blocks chose by a price the
+  // schedule does not run.)
+  std::mt19937_64 rng(52);
+  const int64_t n = 12, L = 64, M = 8;
+  const CooData B = randomCoo({n, n}, 0.6, rng), C = randomCoo({n, L}, 1, rng), D = randomCoo({L, M}, 1, rng);
+  std::map<std::string, TensorBase> t = {{"B", makeTensor("B", B, fmt("ds"))},
+                                         {"C", makeTensor("C", C, fmt("dd"))},
+                                         {"D", makeTensor("D", D, fmt("dd"))},
+                                         {"A", TensorBase("A", Datatype::Float64, {n, M}, fmt("dd"))}};
+  Assignment a = parseAssignment(kSpmmGemm, t);
+  const ScheduleChoice one = defaultSchedule(a, 1), two = defaultSchedule(a, 2);
+  EXPECT_EQ(one.schedule.str().rfind("split(i,i_block,i_in,32),loopfuse(i_block)", 0), 0u) << one.schedule.str()
+                                                                                             << "\n" << one.reason;
+  EXPECT_EQ(two.schedule.str(), one.schedule.str()) << two.reason;
+  EXPECT_EQ(two.reason, one.reason + "; one thread (too little work to share)");
+  Kernel::compile(a, two.schedule)->run(a, 2);
+  EXPECT_TRUE(same(valuesOf(t.at("A").toCoo()), plainSpmmGemm(B, C, D))) << two.schedule.str();
+}
+
 TEST(LoopFuseSplit, AutomaticChoiceFusesAtBlocksOfBusyRows) {
   // The cost model's fused plan at the outermost loop runs at blocks of rows where rows
   // have entries (4 or more a row) and per row where they are short: the block's consumer

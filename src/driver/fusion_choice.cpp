@@ -58,9 +58,9 @@ struct Plan {
   std::vector<IndexVar> fusions;
   std::vector<IndexExpr> separate;  ///< the producer's factors (separate kernels)
   int like = -1;                    ///< separate: the input the temporary is stored like
-  double temp = 0;                  ///< fused: entries of the first fusion's temporary
-  double busy = 1;                  ///< fused: share of its loop's iterations that fill it
-  double fiber = 1;                 ///< fused: the producer's trips per iteration, first loop
+  /// fused at the outermost loop: rows a block of it holds (fusedBlockRows, for the
+  /// threads the plan will run on), or 0 where its rows do not run at blocks
+  int64_t blockRows = 0;
   std::string what;                 ///< for the reason
 };
 
@@ -226,20 +226,30 @@ class CostModel {
       for (const IndexVar& v : tvars) temp *= static_cast<double>(extentOf(a_, v));
       const double busy = busyShare(producer, chain[d], tvars);
       const double fiber = pchain.empty() ? 1 : trip(pchain[0], producer);
-      const bool blocked =
-          outermost && d == 0 && fusedBlockRows(temp, busy, fiber, extentOf(a_, chain[0]), threads_) >= 2;
-      const double overhead = sharesRows(producer, consumer, std::span<const IndexVar>(chain).first(d + 1)) ? kSharedRows
-                              : blocked                                                                     ? kBlockedOverhead
-                                                                                                            : kFusedOverhead;
+      const bool sharedRows = sharesRows(producer, consumer, std::span<const IndexVar>(chain).first(d + 1));
+      auto blockRows = [&](int threads) {
+        const int64_t rows =
+            outermost && d == 0 ? fusedBlockRows(temp, busy, fiber, extentOf(a_, chain[0]), threads) : 0;
+        return rows >= 2 ? rows : 0;
+      };
       for (const Plan& pp : plans(producer, tvars, pchain, left - 1))
         for (const Plan& cp : plans(consumer, lhs, cchain, left - 1 - static_cast<int>(pp.fusions.size()))) {
-          Plan f;
           // The producer's trips are averages over all iterations at chain[d] (empty ones
           // too); the temporary's zeroing and the consumer run only in the busy ones.
-          f.cost = shared * (overhead * (pp.cost + busy * cp.cost) + busy * temp);
-          f.temp = temp;
-          f.busy = busy;
-          f.fiber = fiber;
+          auto price = [&](int64_t rows) {
+            const double overhead = sharedRows ? kSharedRows : rows > 0 ? kBlockedOverhead : kFusedOverhead;
+            return shared * (overhead * (pp.cost + busy * cp.cost) + busy * temp);
+          };
+          Plan f;
+          f.blockRows = blockRows(threads_);
+          f.cost = price(f.blockRows);
+          // Too little work to share: it runs on one thread (defaultSchedule), whose
+          // blocks are larger (fewer threads never unblock rows, so the price only falls
+          // and the plan stays on one thread).
+          if (threads_ > 1 && f.cost < kParallelWork) {
+            f.blockRows = blockRows(1);
+            f.cost = price(f.blockRows);
+          }
           f.fusions = {chain[d]};
           f.fusions.insert(f.fusions.end(), pp.fusions.begin(), pp.fusions.end());
           f.fusions.insert(f.fusions.end(), cp.fusions.begin(), cp.fusions.end());
@@ -328,15 +338,13 @@ class CostModel {
   int threads_;
 };
 
-/// A fusion at the outermost loop `v` at blocks of fusedBlockRows rows: split(v, v_block,
-/// v_in, R), loopfuse(v_block) into `s`. Returns the block loop, or `v` (nothing added)
+/// A fusion at the outermost loop `v` at blocks of the plan's rows (priced so by the
+/// cost model): split(v, v_block, v_in, R), loopfuse(v_block) into `s`. Returns the block loop, or `v` (nothing added)
 /// where the plan does not fuse at `v` first or its rows do not run at blocks.
-IndexVar blockedFusion(Schedule& s, const Plan& plan, const IndexVar& v, int64_t extent, int threads) {
-  if (plan.fusions.empty() || !(plan.fusions[0] == v)) return v;
-  const int64_t rows = fusedBlockRows(plan.temp, plan.busy, plan.fiber, extent, threads);
-  if (rows < 2) return v;
+IndexVar blockedFusion(Schedule& s, const Plan& plan, const IndexVar& v) {
+  if (plan.fusions.empty() || !(plan.fusions[0] == v) || plan.blockRows < 2) return v;
   IndexVar block(v.name() + "_block"), in(v.name() + "_in");
-  s.split(v, block, in, static_cast<int>(rows)).loopfuse(block);
+  s.split(v, block, in, static_cast<int>(plan.blockRows)).loopfuse(block);
   return block;
 }
 
@@ -410,7 +418,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning
         std::string at;
         const int sharing = threads > 1 && plan.cost >= kParallelWork ? threads : 1;
         const int64_t extent = extentOf(a, p->order[0]);
-        outer = blockedFusion(s, plan, p->order[0], extent, sharing);
+        outer = blockedFusion(s, plan, p->order[0]);
         const bool blocked = !(outer == p->order[0]);  // the first fusion is already in s
         if (blocked) at = "blocks of " + plan.fusions[0].name();
         // s with the rest of the fusions; inBlocks: the rows in blocks, `par` the block loop.
