@@ -223,3 +223,48 @@ TEST(LoopFuseNested, ComposesWithLoopsOutsideTheFusion) {
   expectScheduleRejected(t, kTriple, "split(l,l0,l1,2),reorder(i,l0,j,k,l1,m),loopfuse(i),loopfuse(j)",
                          {"loopfuse(j)", "l0 splits l", "may not cross the fusion point"});
 }
+
+TEST(LoopFuseNested, FollowsItsLoopThroughLaterCommands) {
+  // A fusion (or a precompute at a loop) names a loop as the nest is when it is given;
+  // a later split, divide, pos or bound renames that loop, and the fusion follows it to
+  // the loop that still binds its variable (split's inner loop): the same kernel as the
+  // commands in the other order. A fused loop (fuse) is fused at its inner loop.
+  std::mt19937_64 rng(9);
+  const std::string sddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
+  std::vector<Operand> pair = {{"B", randomCoo({9, 8}, 0.4, rng), fmt("ds")},
+                               {"C", randomCoo({9, 4}, 1, rng), fmt("dd")},
+                               {"D", randomCoo({8, 4}, 1, rng), fmt("dd")},
+                               {"E", randomCoo({8, 3}, 1, rng), fmt("dd")}};
+  std::map<std::string, TensorBase> t = tensorsOf(pair, "A", {9, 3});
+  Assignment a = parseAssignment(sddmmSpmm, t);
+  const std::vector<std::pair<std::string, std::string>> same = {
+      {"loopfuse(j),split(j,j0,j1,4)", "split(j,j0,j1,4),loopfuse(j1)"},
+      {"loopfuse(i),split(i,i0,i1,4),parallelize(i0)", "split(i,i0,i1,4),loopfuse(i1),parallelize(i0)"},
+      {"loopfuse(i),divide(i,i0,i1,2)", "divide(i,i0,i1,2),loopfuse(i1)"},
+      {"loopfuse(j),pos(j,jp,B)", "pos(j,jp,B),loopfuse(jp)"},
+      {"loopfuse(i),bound(i,ib,9,max_exact)", "bound(i,ib,9,max_exact),loopfuse(ib)"},
+      {"fuse(i,j,f),loopfuse(f)", "fuse(i,j,f),loopfuse(j)"},
+      {"split(i,i0,i1,4),loopfuse(i0),split(i1,i2,i3,2)", "split(i,i0,i1,4),split(i1,i2,i3,2),loopfuse(i0)"},
+      {"precompute(B(i,j)*C(i,k)*D(j,k),w,j),pos(j,jp,B)", "pos(j,jp,B),precompute(B(i,j)*C(i,k)*D(j,k),w,jp)"}};
+  // The C code but its header's schedule line (which quotes the commands as given).
+  auto kernel = [&](const std::string& s) {
+    const std::string c = Kernel::emitC(a, parseSchedule(s, a));
+    const size_t at = c.find("// schedule: ");
+    return at == std::string::npos ? c : c.substr(0, at) + c.substr(c.find('\n', at));
+  };
+  for (const auto& [after, before] : same) {
+    SCOPED_TRACE(after);
+    const std::string x = kernel(after), y = kernel(before);
+    EXPECT_TRUE(x == y) << "differs from " << before << ":\n" << x.substr(0, 600) << "\n" << y.substr(0, 600);
+    expectAllThreads(sddmmSpmm, pair, DenseFormat(2), after);
+  }
+  std::vector<Operand> in = tripleOperands(rng, 9, 8, 4, 3, 5, 0.4);
+  for (const char* s : {"loopfuse(i),loopfuse(j),split(i,i0,i1,4),split(j,j0,j1,2)",
+                        "loopfuse(i),split(i,i0,i1,4),loopfuse(j),parallelize(i0)"}) {
+    SCOPED_TRACE(s);
+    expectAllThreads(kTriple, in, DenseFormat(2), s);
+  }
+  // The loop must exist when the fusion is given: j is gone after the split.
+  expectScheduleRejected(t, sddmmSpmm, "split(j,j0,j1,4),loopfuse(j)",
+                         {"loopfuse(j)", "unknown index variable j (loops now: i, j0, j1"});
+}

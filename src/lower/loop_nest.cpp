@@ -77,12 +77,12 @@ class Scheduler {
   }
 
   LoopNest run() {
-    std::vector<const ScheduleCommand*> locals;
+    std::vector<Local> locals;
     for (const ScheduleCommand& c : s_.commands()) {
       cmd_ = &c;
       // A temporary at a loop is placed in the final nest, whatever comes after it.
       if ((c.kind == K::Precompute && c.expr.defined() && !c.vars.empty()) || c.kind == K::LoopFuse) {
-        locals.push_back(&c);
+        locals.push_back(localAt(c));
         continue;
       }
       apply(c);
@@ -91,9 +91,14 @@ class Scheduler {
     nest_.stmt = foralls(0, static_cast<int>(nest_.loops.size()), body, [](const Loop&) { return true; });
     // Each fusion after the first rewrites a producer or consumer of an earlier one
     // (SparseLNR's recursion), found by the loop it names.
-    for (const ScheduleCommand* c : locals) {
-      cmd_ = c;
-      nest_.stmt = placeLocal(nest_.stmt, *c);
+    for (const Local& l : locals) {
+      cmd_ = l.command;
+      ScheduleCommand at = *l.command;
+      at.vars[0] = l.loop;
+      if (!l.chunk)  // the loop as later commands named it: split's inner loop, pos's, bound's
+        for (const Loop& x : nest_.loops)
+          if (x.kind != Loop::Kind::Chunk && x.of == l.loop) at.vars[0] = x.var;
+      nest_.stmt = placeLocal(nest_.stmt, at);
     }
     return nest_;
   }
@@ -103,6 +108,27 @@ class Scheduler {
 
   [[noreturn]] void fail(const std::string& why) const {
     throw ScheduleError("schedule command " + cmd_->str() + ": " + why);
+  }
+
+  /// A precompute at a loop or a loopfuse, placed once the other commands have built the
+  /// loops: the loop it names when it is given. A loop over coordinates is found again
+  /// by its variable (`of`) under the name later commands give it, so
+  /// `loopfuse(i),split(i,i0,i1,4)` fuses at i1, as `split(i,i0,i1,4),loopfuse(i1)` does;
+  /// a block loop (`chunk`) keeps its name.
+  struct Local {
+    const ScheduleCommand* command;
+    IndexVar loop;  ///< a coordinate loop's variable (`of`), or the block loop's name
+    bool chunk = false;
+  };
+
+  Local localAt(const ScheduleCommand& c) const {
+    const IndexVar& at = c.vars[0];
+    int d = require(at);
+    if (d < 0) d = find(aliases_.at(at.id()).inner);  // a fused loop (fuse, pos): at its inner loop
+    if (d < 0) fail(at.name() + " names no loop of the nest (loops now: " + loopNames() + ")");
+    const Loop& l = nest_.loops[static_cast<size_t>(d)];
+    const bool chunk = l.kind == Loop::Kind::Chunk;
+    return {&c, chunk ? l.var : l.of, chunk};
   }
 
   std::string loopNames() const {
