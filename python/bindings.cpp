@@ -388,6 +388,7 @@ struct PyKernel {
   Assignment assignment;
   TensorBase output;  ///< the assignment's output access does not own it: this does
   Schedule schedule;
+  std::string reason;  ///< why tessel chose the schedule (none given), else empty
   int threads = 1;
 };
 
@@ -397,15 +398,15 @@ Assignment assignmentOf(const TensorBase& out, const std::optional<std::string>&
   return a;
 }
 
-Schedule scheduleOf(const Assignment& a, const py::object& schedule, int threads) {
+ScheduleChoice scheduleOf(const Assignment& a, const py::object& schedule, int threads) {
   // No schedule: tessel's choice (loop fusion by the cost model, the parallel default).
-  if (schedule.is_none()) return defaultSchedule(a, threads).schedule;
+  if (schedule.is_none()) return defaultSchedule(a, threads);
   if (py::isinstance<py::str>(schedule)) {
     std::string text = schedule.cast<std::string>();
-    if (text.empty()) return defaultSchedule(a, threads).schedule;
-    return parseSchedule(text, a);
+    if (text.empty()) return defaultSchedule(a, threads);
+    return {parseSchedule(text, a), ""};
   }
-  return schedule.cast<Schedule>();
+  return {schedule.cast<Schedule>(), ""};
 }
 
 PyKernel compileKernel(const TensorBase& out, const py::object& schedule, int threads,
@@ -413,7 +414,9 @@ PyKernel compileKernel(const TensorBase& out, const py::object& schedule, int th
   PyKernel k;
   k.assignment = assignmentOf(out, semiring);
   k.output = out;
-  k.schedule = scheduleOf(k.assignment, schedule, threads);
+  ScheduleChoice choice = scheduleOf(k.assignment, schedule, threads);
+  k.schedule = std::move(choice.schedule);
+  k.reason = std::move(choice.reason);
   k.threads = threads;
   py::gil_scoped_release nogil;
   k.kernel = Kernel::compile(k.assignment, k.schedule);
@@ -810,7 +813,7 @@ Schedule().split(i, i0, i1, 32).parallelize(i0). The text form
       .def("has_assignment", [](const TensorBase& t) { return t.impl()->assignment.has_value(); })
       .def("emit", [](const TensorBase& t, const py::object& schedule, int threads, std::optional<std::string> semiring) {
         Assignment a = assignmentOf(t, semiring);
-        Schedule s = scheduleOf(a, schedule, threads);
+        Schedule s = scheduleOf(a, schedule, threads).schedule;
         return Kernel::emitC(a, s);
       })
       .def("write", [](const TensorBase& t, const std::string& path) {
@@ -854,6 +857,8 @@ Schedule().split(i, i0, i1, 32).parallelize(i0). The text form
       .def_property_readonly("compile_seconds", [](const PyKernel& k) { return k.kernel->compileSeconds(); })
       .def_property_readonly("cache_hit", [](const PyKernel& k) { return k.kernel->cacheHit(); })
       .def_property_readonly("schedule", [](const PyKernel& k) { return k.schedule.str(); })
+      .def_property_readonly("reason", [](const PyKernel& k) { return k.reason; },
+                             "Why tessel chose the schedule, when none was given (as `tessel run --time` says).")
       .def_property_readonly("threads", [](const PyKernel& k) { return k.threads; })
       .def_property_readonly("assignment", [](const PyKernel& k) { return k.assignment.str(); })
       .def_property_readonly("output", [](const PyKernel& k) { return k.output; })

@@ -339,6 +339,13 @@ class Kernel:
         return self._k.schedule
 
     @property
+    def reason(self):
+        """Why tessel chose the schedule when none was given ("fused at blocks of i
+        (loopfuse): the cost model's estimate is ..."), as ``tessel run --time`` says;
+        "" for a schedule given, or where the choice is the plain default."""
+        return self._k.reason
+
+    @property
     def compile_seconds(self):
         return self._k.compile_seconds
 
