@@ -27,6 +27,7 @@ const std::string kTriple = "A(i,m) = B(i,j) * C(i,k) * D(j,k) * E(j,l) * F(l,m)
 // the SDDMM into the SpMM at j (t_j = the score of edge (i,j)).
 const std::string kTripleSchedule = "loopfuse(i),loopfuse(j)";
 const std::string kSpttm = "A(i,j,m) = B(i,j,k) * C(k,l) * D(l,m)";
+const std::string kSddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
 
 /// <SDDMM, SpMM, GEMM>'s operands: B m x n (the sparse one, `density`), the rest dense.
 std::vector<Operand> tripleOperands(std::mt19937_64& rng, int64_t m, int64_t n, int64_t k, int64_t l, int64_t mm,
@@ -36,6 +37,14 @@ std::vector<Operand> tripleOperands(std::mt19937_64& rng, int64_t m, int64_t n, 
           {"D", randomCoo({n, k}, 1, rng), fmt("dd")},
           {"E", randomCoo({n, l}, 1, rng), fmt("dd")},
           {"F", randomCoo({l, mm}, 1, rng), fmt("dd")}};
+}
+
+/// <SDDMM, SpMM>'s operands, small: B 9 x 8 (CSR, 40%), C 9 x 4, D 8 x 4 and E 8 x 3 dense.
+std::vector<Operand> sddmmSpmmOperands(std::mt19937_64& rng) {
+  return {{"B", randomCoo({9, 8}, 0.4, rng), fmt("ds")},
+          {"C", randomCoo({9, 4}, 1, rng), fmt("dd")},
+          {"D", randomCoo({8, 4}, 1, rng), fmt("dd")},
+          {"E", randomCoo({8, 3}, 1, rng), fmt("dd")}};
 }
 
 std::map<std::string, TensorBase> tensorsOf(const std::vector<Operand>& in, const std::string& out,
@@ -200,16 +209,12 @@ TEST(LoopFuseNested, ComposesWithLoopsOutsideTheFusion) {
   // a block loop of j between the two fusions), and parallelize of the outer shared
   // loop, before one or two fusions.
   std::mt19937_64 rng(8);
-  const std::string sddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
-  std::vector<Operand> pair = {{"B", randomCoo({9, 8}, 0.4, rng), fmt("ds")},
-                               {"C", randomCoo({9, 4}, 1, rng), fmt("dd")},
-                               {"D", randomCoo({8, 4}, 1, rng), fmt("dd")},
-                               {"E", randomCoo({8, 3}, 1, rng), fmt("dd")}};
+  const std::vector<Operand> pair = sddmmSpmmOperands(rng);
   for (const char* s : {"reorder(l,k),loopfuse(j),parallelize(i)", "split(i,i0,i1,4),parallelize(i0),loopfuse(j)",
                         "divide(i,i0,i1,2),parallelize(i0),loopfuse(i1)", "pos(j,jp,B),loopfuse(jp)",
                         "fuse(i,j,f),pos(f,fp,B),split(fp,p0,p1,8),parallelize(p0,cpu_thread,atomics),loopfuse(j)"}) {
     SCOPED_TRACE(s);
-    expectAllThreads(sddmmSpmm, pair, DenseFormat(2), s);
+    expectAllThreads(kSddmmSpmm, pair, DenseFormat(2), s);
   }
   std::vector<Operand> in = tripleOperands(rng, 9, 8, 4, 3, 5, 0.4);
   for (const char* s : {"split(i,i0,i1,4),parallelize(i0),loopfuse(i1),loopfuse(j)",
@@ -230,13 +235,9 @@ TEST(LoopFuseNested, FollowsItsLoopThroughLaterCommands) {
   // the loop that still binds its variable (split's inner loop): the same kernel as the
   // commands in the other order. A fused loop (fuse) is fused at its inner loop.
   std::mt19937_64 rng(9);
-  const std::string sddmmSpmm = "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)";
-  std::vector<Operand> pair = {{"B", randomCoo({9, 8}, 0.4, rng), fmt("ds")},
-                               {"C", randomCoo({9, 4}, 1, rng), fmt("dd")},
-                               {"D", randomCoo({8, 4}, 1, rng), fmt("dd")},
-                               {"E", randomCoo({8, 3}, 1, rng), fmt("dd")}};
+  const std::vector<Operand> pair = sddmmSpmmOperands(rng);
   std::map<std::string, TensorBase> t = tensorsOf(pair, "A", {9, 3});
-  Assignment a = parseAssignment(sddmmSpmm, t);
+  Assignment a = parseAssignment(kSddmmSpmm, t);
   const std::vector<std::pair<std::string, std::string>> same = {
       {"loopfuse(j),split(j,j0,j1,4)", "split(j,j0,j1,4),loopfuse(j1)"},
       {"loopfuse(i),split(i,i0,i1,4),parallelize(i0)", "split(i,i0,i1,4),loopfuse(i1),parallelize(i0)"},
@@ -256,7 +257,7 @@ TEST(LoopFuseNested, FollowsItsLoopThroughLaterCommands) {
     SCOPED_TRACE(after);
     const std::string x = kernel(after), y = kernel(before);
     EXPECT_TRUE(x == y) << "differs from " << before << ":\n" << x.substr(0, 600) << "\n" << y.substr(0, 600);
-    expectAllThreads(sddmmSpmm, pair, DenseFormat(2), after);
+    expectAllThreads(kSddmmSpmm, pair, DenseFormat(2), after);
   }
   std::vector<Operand> in = tripleOperands(rng, 9, 8, 4, 3, 5, 0.4);
   for (const char* s : {"loopfuse(i),loopfuse(j),split(i,i0,i1,4),split(j,j0,j1,2)",
@@ -265,6 +266,6 @@ TEST(LoopFuseNested, FollowsItsLoopThroughLaterCommands) {
     expectAllThreads(kTriple, in, DenseFormat(2), s);
   }
   // The loop must exist when the fusion is given: j is gone after the split.
-  expectScheduleRejected(t, sddmmSpmm, "split(j,j0,j1,4),loopfuse(j)",
+  expectScheduleRejected(t, kSddmmSpmm, "split(j,j0,j1,4),loopfuse(j)",
                          {"loopfuse(j)", "unknown index variable j (loops now: i, j0, j1"});
 }
