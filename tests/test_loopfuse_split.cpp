@@ -336,11 +336,12 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
   // two random splits or divides of loops below it (sometimes after a pos of a random
   // operand over one of them, sometimes the inner loop unrolled): every fusion that is
   // accepted without them is accepted with them (only the pos may be refused, naming
-  // itself) and matches the reference; so is the fusion at blocks of that loop.
+  // itself) and matches the reference; so is the fusion at blocks of that loop, and the
+  // fusion with its own loop split after it.
   std::mt19937_64 rng(27);
   const std::vector<std::string>& chains = productChains();
   const std::vector<std::string> sparse = {"ds", "ss", "dd", "ds:1,0", "uq"};
-  int split = 0, posAccepted = 0, posRefused = 0, blocks = 0;
+  int split = 0, posAccepted = 0, posRefused = 0, blocks = 0, follows = 0;
   for (const std::string& expr : chains)
     for (int round = 0; round < 4; round++) {
       std::vector<Operand> in;
@@ -424,14 +425,26 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
         } catch (const ScheduleError& e) {
           ADD_FAILURE() << expr << " " << blocked << ": " << e.what();
         }
+        // The fusion's own loop split after it: the fusion follows to the inner loop.
+        const std::string followed = fuse + (rng() % 2 ? ",split(" : ",divide(") + at + "," + b + "," + bi + "," +
+                                     std::to_string(std::uniform_int_distribution<int>(1, 5)(rng)) + ")";
+        try {
+          EXPECT_TRUE(matchesReferenceScheduled(expr, in, out, [&](const std::vector<IndexVar>&) { return followed; },
+                                                threads))
+              << expr << " " << followed;
+          follows++;
+        } catch (const ScheduleError& e) {
+          ADD_FAILURE() << expr << " " << followed << ": " << e.what();
+        }
       }
     }
   EXPECT_GT(split, 20);
   EXPECT_GT(posAccepted, 4);
   EXPECT_GT(posRefused, 3);
   EXPECT_EQ(blocks, split + posRefused);
-  std::printf("%d fused and split (%d with a pos), %d pos refused, %d fused at blocks\n", split, posAccepted,
-              posRefused, blocks);
+  EXPECT_EQ(follows, blocks);
+  std::printf("%d fused and split (%d with a pos), %d pos refused, %d fused at blocks, %d split after\n", split,
+              posAccepted, posRefused, blocks, follows);
 }
 
 TEST(LoopFuseSplit, FusedAtBlocksOfRows) {
