@@ -339,8 +339,9 @@ class CostModel {
 };
 
 /// A fusion at the outermost loop `v` at blocks of the plan's rows (priced so by the
-/// cost model): split(v, v_block, v_in, R), loopfuse(v_block) into `s`. Returns the block loop, or `v` (nothing added)
-/// where the plan does not fuse at `v` first or its rows do not run at blocks.
+/// cost model): split(v, v_block, v_in, R), loopfuse(v_block) into `s`. Returns the
+/// block loop, or `v` (nothing added) where the plan does not fuse at `v` first or its
+/// rows do not run at blocks.
 IndexVar blockedFusion(Schedule& s, const Plan& plan, const IndexVar& v) {
   if (plan.fusions.empty() || !(plan.fusions[0] == v) || plan.blockRows < 2) return v;
   IndexVar block(v.name() + "_block"), in(v.name() + "_in");
