@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings.h"
 #include "tessel/tessel.h"
 
 namespace py = pybind11;
@@ -330,15 +331,7 @@ py::array toDense(const TensorBase& t) {
   return out;
 }
 
-py::tuple toCoo(const TensorBase& t) {
-  CooData c = t.toCoo();
-  const int n = t.order();
-  py::array_t<int64_t> coords({static_cast<py::ssize_t>(c.nnz()), static_cast<py::ssize_t>(n)});
-  if (!c.coords.empty()) std::memcpy(coords.mutable_data(), c.coords.data(), c.coords.size() * sizeof(int64_t));
-  py::array_t<double> vals(static_cast<py::ssize_t>(c.nnz()));
-  if (c.nnz()) std::memcpy(vals.mutable_data(), c.values.data(), c.values.size() * sizeof(double));
-  return py::make_tuple(coords, vals);
-}
+py::tuple toCoo(const TensorBase& t) { return python::cooArrays(t.toCoo()); }
 
 void setFromCoo(TensorBase& t, py::array_t<int64_t, py::array::c_style | py::array::forcecast> coords,
                 py::array_t<double, py::array::c_style | py::array::forcecast> values) {
@@ -462,8 +455,14 @@ std::vector<int64_t> inferOutputDims(const std::string& text, const std::map<std
 
 }  // namespace
 
-/// The distributed machine, tensors and kernels (bindings_distributed.cpp).
-void registerDistributed(py::module_& m);
+py::tuple tessel::python::cooArrays(const CooData& c) {
+  const int n = c.order();
+  py::array_t<int64_t> coords({static_cast<py::ssize_t>(c.nnz()), static_cast<py::ssize_t>(n)});
+  if (!c.coords.empty()) std::memcpy(coords.mutable_data(), c.coords.data(), c.coords.size() * sizeof(int64_t));
+  py::array_t<double> vals(static_cast<py::ssize_t>(c.nnz()));
+  if (c.nnz()) std::memcpy(vals.mutable_data(), c.values.data(), c.values.size() * sizeof(double));
+  return py::make_tuple(coords, vals);
+}
 
 PYBIND11_MODULE(_tessel, m) {
   m.doc() = "tessel's C++ API (use the package tessel, not this module)";
@@ -679,5 +678,5 @@ Schedule().split(i, i0, i1, 32).parallelize(i0). The text form
       }, py::arg("threads") = py::none(), "Assemble and compute the output; returns (assemble, compute) seconds.");
   m.def("compile", &compileKernel, py::arg("output"), py::arg("schedule") = py::none(), py::arg("threads") = 1,
         py::arg("semiring") = py::none());
-  registerDistributed(m);
+  python::registerDistributed(m);
 }

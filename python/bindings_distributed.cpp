@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "bindings.h"
 #include "tessel/tessel.h"
 
 namespace py = pybind11;
@@ -26,16 +27,6 @@ py::tuple boxTuple(const std::vector<Extent>& box) {
 py::object pieceObject(const std::optional<std::vector<Extent>>& p) {
   if (!p) return py::none();
   return boxTuple(*p);
-}
-
-/// (coords int64 (nnz, order), values float64 (nnz,)) of a CooData.
-py::tuple cooArrays(const CooData& c) {
-  const int n = c.order();
-  py::array_t<int64_t> coords({static_cast<py::ssize_t>(c.nnz()), static_cast<py::ssize_t>(n)});
-  if (!c.coords.empty()) std::memcpy(coords.mutable_data(), c.coords.data(), c.coords.size() * sizeof(int64_t));
-  py::array_t<double> vals(static_cast<py::ssize_t>(c.nnz()));
-  if (c.nnz()) std::memcpy(vals.mutable_data(), c.values.data(), c.values.size() * sizeof(double));
-  return py::make_tuple(coords, vals);
 }
 
 CooData cooOf(const std::vector<int64_t>& dims, const std::string& name,
@@ -83,7 +74,7 @@ py::dict statsDict(const DistRunStats& s) {
 
 }  // namespace
 
-void registerDistributed(py::module_& m) {
+void tessel::python::registerDistributed(py::module_& m) {
   m.def("world_rank", &worldRank, "This process's MPI rank (0 without a launcher); starts MPI under one.");
   m.def("world_size", &worldSize, "The number of ranks (1 without a launcher); starts MPI under one.");
   m.def("finalize_distributed", &finalizeDistributed,
@@ -188,7 +179,7 @@ void registerDistributed(py::module_& m) {
           py::gil_scoped_release nogil;
           c = t.gather();
         }
-        return cooArrays(c);
+        return python::cooArrays(c);
       });
 
   py::class_<DistributedKernel, std::shared_ptr<DistributedKernel>>(m, "DistributedKernel",

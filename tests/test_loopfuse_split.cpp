@@ -412,30 +412,27 @@ TEST(LoopFuseSplit, RandomProductChainsSplitBelowTheFusionPoint) {
           else
             posRefused++;
         }
-        // The same fusion at blocks of the loop (the temporary one block of it): accepted
-        // wherever the fusion at the loop is.
+        // Schedules that must be accepted wherever the fusion at the loop is: counted, and
+        // checked against the reference.
+        auto accepted = [&](const std::string& schedule, int& count) {
+          try {
+            EXPECT_TRUE(matchesReferenceScheduled(expr, in, out, [&](const std::vector<IndexVar>&) { return schedule; },
+                                                  threads))
+                << expr << " " << schedule;
+            count++;
+          } catch (const ScheduleError& e) {
+            ADD_FAILURE() << expr << " " << schedule << ": " << e.what();
+          }
+        };
+        // The same fusion at blocks of the loop (the temporary one block of it).
         const std::string b = std::string(at) + "b", bi = std::string(at) + "i";
-        const std::string blocked = std::string(rng() % 2 ? "split(" : "divide(") + at + "," + b + "," + bi + "," +
-                                    std::to_string(std::uniform_int_distribution<int>(1, 5)(rng)) + "),loopfuse(" + b + ")";
-        try {
-          EXPECT_TRUE(matchesReferenceScheduled(expr, in, out, [&](const std::vector<IndexVar>&) { return blocked; },
-                                                threads))
-              << expr << " " << blocked;
-          blocks++;
-        } catch (const ScheduleError& e) {
-          ADD_FAILURE() << expr << " " << blocked << ": " << e.what();
-        }
+        accepted(std::string(rng() % 2 ? "split(" : "divide(") + at + "," + b + "," + bi + "," +
+                     std::to_string(std::uniform_int_distribution<int>(1, 5)(rng)) + "),loopfuse(" + b + ")",
+                 blocks);
         // The fusion's own loop split after it: the fusion follows to the inner loop.
-        const std::string followed = fuse + (rng() % 2 ? ",split(" : ",divide(") + at + "," + b + "," + bi + "," +
-                                     std::to_string(std::uniform_int_distribution<int>(1, 5)(rng)) + ")";
-        try {
-          EXPECT_TRUE(matchesReferenceScheduled(expr, in, out, [&](const std::vector<IndexVar>&) { return followed; },
-                                                threads))
-              << expr << " " << followed;
-          follows++;
-        } catch (const ScheduleError& e) {
-          ADD_FAILURE() << expr << " " << followed << ": " << e.what();
-        }
+        accepted(fuse + (rng() % 2 ? ",split(" : ",divide(") + at + "," + b + "," + bi + "," +
+                     std::to_string(std::uniform_int_distribution<int>(1, 5)(rng)) + ")",
+                 follows);
       }
     }
   EXPECT_GT(split, 20);
