@@ -83,6 +83,7 @@ struct Variant {
   TensorBase out;
   std::vector<double> ms;
   std::function<double()> hand = nullptr;  ///< a hand loop instead of stages: its seconds
+  int threads = 0;                          ///< its stages' threads; 0: the run's
 };
 
 /// The separate kernels' traffic through their temporary, by hand: writes `vals` (and a
@@ -193,10 +194,11 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   t["A"] = output("A");
   Assignment autoA = parseAssignment(f.fused, t);
   ScheduleChoice chosen = defaultSchedule(autoA, threads);
-  vs.push_back({"auto", {{autoA, Kernel::compile(autoA, chosen.schedule)}}, t["A"], {}});
+  vs.push_back({"auto", {{autoA, Kernel::compile(autoA, chosen.schedule)}}, t["A"], {}, nullptr, chosen.threads});
   // T's traffic: a dense T's values, or a T stored like B: B's entries and coordinates.
   int64_t tEntries = atPositions ? t.at("B").storedCount() : 1;
-  for (int64_t d : tempDims) tEntries *= atPositions ? 1 : d;
+  if (!atPositions)
+    for (int64_t d : tempDims) tEntries *= d;
   std::vector<double> tVals(static_cast<size_t>(tEntries));
   std::vector<int32_t> tCrd(atPositions ? static_cast<size_t>(tEntries) : 0);
   vs.push_back({"T traffic", {}, TensorBase(), {}, [&] { return streamTemporary(tVals, tCrd, threads); }});
@@ -209,7 +211,7 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
       for (int n = 0; n < (v.name == "perfect" ? 1 : reps); n++) {
         double s = v.hand ? v.hand() : 0;
         for (Stage& st : v.stages) {
-          RunTimes rt = st.k->run(st.a, threads);
+          RunTimes rt = st.k->run(st.a, v.threads ? v.threads : threads);
           s += rt.assembleSeconds + rt.computeSeconds;
         }
         v.ms.push_back(s * 1e3);

@@ -397,9 +397,9 @@ ScheduleChoice scheduleOf(const Assignment& a, const py::object& schedule, int t
   if (py::isinstance<py::str>(schedule)) {
     std::string text = schedule.cast<std::string>();
     if (text.empty()) return defaultSchedule(a, threads);
-    return {parseSchedule(text, a), ""};
+    return {parseSchedule(text, a), "", threads};
   }
-  return {schedule.cast<Schedule>(), ""};
+  return {schedule.cast<Schedule>(), "", threads};
 }
 
 PyKernel compileKernel(const TensorBase& out, const py::object& schedule, int threads,
@@ -410,7 +410,7 @@ PyKernel compileKernel(const TensorBase& out, const py::object& schedule, int th
   ScheduleChoice choice = scheduleOf(k.assignment, schedule, threads);
   k.schedule = std::move(choice.schedule);
   k.reason = std::move(choice.reason);
-  k.threads = threads;
+  k.threads = choice.threads;  // the choice may keep a small kernel on one thread
   py::gil_scoped_release nogil;
   k.kernel = Kernel::compile(k.assignment, k.schedule);
   return k;

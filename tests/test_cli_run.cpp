@@ -188,6 +188,31 @@ TEST_F(CliRun, SchedulesAndThreads) {
   EXPECT_NE(emitted.out.find("// schedule: split(i,i0,i1,8),parallelize(i0,cpu_thread,no_races)"), std::string::npos);
 }
 
+TEST_F(CliRun, AutomaticChoiceRunsOnTheThreadsItChose) {
+  // Separate kernels of too little work to share: every stage runs on one thread (the
+  // producer's stage has a parallel schedule of its own), as the reason says; a schedule
+  // given runs on the threads asked for.
+  const std::vector<std::string> base = {"run",  "A(i,l) = B(i,j) * C(i,k) * D(j,k) * E(j,l)",
+                                         "-g",   "B:uniform:200,150,10",
+                                         "-g",   "C:dense:200,32",
+                                         "-g",   "D:dense:150,32",
+                                         "-g",   "E:dense:150,32",
+                                         "--threads", "2", "--time", "--check"};
+  Result chosen = run(base);
+  ASSERT_EQ(chosen.code, 0) << show(chosen);
+  EXPECT_NE(chosen.err.find("check: OK"), std::string::npos) << show(chosen);
+  EXPECT_NE(chosen.err.find("schedule: precompute(B(i,j) * C(i,k) * D(j,k),T,B) (separate kernels"), std::string::npos)
+      << show(chosen);
+  EXPECT_NE(chosen.err.find("one thread (too little work to share))"), std::string::npos) << show(chosen);
+  EXPECT_NE(chosen.err.find("threads: 1\n"), std::string::npos) << show(chosen);
+  std::vector<std::string> given = base;
+  given.insert(given.end(), {"-s", "loopfuse(j)"});
+  Result r = run(given);
+  ASSERT_EQ(r.code, 0) << show(r);
+  EXPECT_NE(r.err.find("check: OK"), std::string::npos) << show(r);
+  EXPECT_NE(r.err.find("threads: 2\n"), std::string::npos) << show(r);
+}
+
 TEST_F(CliRun, BadSchedulesExitTwo) {
   const std::vector<std::string> base = {"run", "a(i) = B(i,j) * c(j)", "-g", "B:uniform:10,10,2", "-g", "c:dense:10"};
   auto with = [&](std::vector<std::string> extra) {

@@ -334,6 +334,7 @@ TEST(LoopFuse, AutomaticChoice) {
   ScheduleChoice two = defaultSchedule(a, 2);
   EXPECT_EQ(two.schedule.str(), "loopfuse(j)");
   EXPECT_NE(two.reason.find("one thread (too little work to share)"), std::string::npos) << two.reason;
+  EXPECT_EQ(two.threads, 1);
   Kernel::compile(a, two.schedule)->run(a, 2);
   std::string why;
   EXPECT_TRUE(tensorsClose(referenceEvaluate(a), t.at("A").toCoo(), 1e-9, 1e-12, &why)) << why;

@@ -650,7 +650,9 @@ TEST(LoopFuseSplit, AutomaticChoiceTooSmallToShareChoosesAsOnOneThread) {
                                                                                              << "\n" << one.reason;
   EXPECT_EQ(two.schedule.str(), one.schedule.str()) << two.reason;
   EXPECT_EQ(two.reason, one.reason + "; one thread (too little work to share)");
-  Kernel::compile(a, two.schedule)->run(a, 2);
+  EXPECT_EQ(one.threads, 1);
+  EXPECT_EQ(two.threads, 1);  // the tool and Python run it on these
+  Kernel::compile(a, two.schedule)->run(a, two.threads);
   EXPECT_TRUE(same(valuesOf(t.at("A").toCoo()), plainSpmmGemm(B, C, D))) << two.schedule.str();
 }
 
@@ -702,6 +704,7 @@ TEST(LoopFuseSplit, AutomaticFusionPerRowRunsBlocksOfRowsInParallel) {
   EXPECT_EQ(s.rfind("split(i,i_block,i_in,24),loopfuse(i_in)", 0), 0u) << s << "\n" << two.reason;
   EXPECT_NE(s.find("parallelize(i_block,cpu_thread"), std::string::npos) << s;
   EXPECT_NE(two.reason.find("blocks of rows in parallel"), std::string::npos) << two.reason;
+  EXPECT_EQ(two.threads, 2);
   for (int threads : {1, 2, 4}) {
     Kernel::compile(a, two.schedule)->run(a, threads);
     std::string why;

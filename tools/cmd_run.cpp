@@ -361,11 +361,12 @@ void compileAndRun(const Options& opt, const Assignment& a, const std::function<
   const Schedule& schedule = choice.schedule;
   auto kernel = Kernel::compile(a, schedule);
   // After compiling: a schedule error stays the one line on stderr.
-  warnAboutThreads(opt.schedule.empty() ? schedule.str() : opt.schedule, opt.threads);
+  // The choice may keep a small kernel on one thread: every stage then runs on one.
+  warnAboutThreads(opt.schedule.empty() ? schedule.str() : opt.schedule, choice.threads);
   times.add("compile", millis(std::chrono::steady_clock::now() - t0));
   times.cacheHit = kernel->cacheHit();
   times.tuning = hostTuning().str();
-  times.threads = opt.threads;
+  times.threads = choice.threads;
   times.schedule = schedule.empty() ? "none (loops in the expression's index order, serial)"
                    : opt.schedule.empty() ? schedule.str() + " (" + choice.reason + ")"
                                           : schedule.str();
@@ -376,7 +377,7 @@ void compileAndRun(const Options& opt, const Assignment& a, const std::function<
     if (r == reps - 1) beforeLastRun();
     RunTimes t;
     try {
-      t = kernel->run(a, opt.threads);
+      t = kernel->run(a, choice.threads);
     } catch (const ScheduleError& e) {
       explainBrokenBound(e, schedule, a);
       throw;

@@ -57,7 +57,7 @@ ExpressionArgs parseExpressionArgs(const std::string& expr, const std::vector<st
 }
 
 ScheduleChoice chooseSchedule(const std::string& text, int threads, const Assignment& a) {
-  if (!text.empty()) return {parseSchedule(text, a), "given with -s"};
+  if (!text.empty()) return {parseSchedule(text, a), "given with -s", threads};
   return defaultSchedule(a, threads);
 }
 

@@ -202,6 +202,10 @@ struct CpuTuning;  // tessel/tuning.h
 struct ScheduleChoice {
   Schedule schedule;
   std::string reason;  ///< "" when the schedule is empty (the loops as they are)
+  /// The threads to run it on: those asked for, or 1 where the choice found too little
+  /// work to share. Every stage of the kernel then runs on these (separate kernels'
+  /// producer stage has a parallel schedule whatever the choice decided).
+  int threads = 1;
 };
 /// What `tessel run` and Python use without a schedule: a product of three or more
 /// tensors into a dense output runs as the perfect nest, a fused nest (loopfuse, applied

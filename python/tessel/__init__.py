@@ -346,6 +346,12 @@ class Kernel:
         return self._k.reason
 
     @property
+    def threads(self):
+        """The threads ``run()`` uses by default: those compiled for, or 1 where tessel's
+        choice found too little work to share (its reason then says "one thread")."""
+        return self._k.threads
+
+    @property
     def compile_seconds(self):
         return self._k.compile_seconds
 

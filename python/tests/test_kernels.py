@@ -152,8 +152,12 @@ def test_automatic_fusion_says_why():
     assert "loopfuse(j)" in k.schedule, k.schedule
     assert k.reason.startswith("fused at j (loopfuse): the cost model's estimate is "), k.reason
     np.testing.assert_allclose(k.run().to_numpy(), expect, rtol=RTOL)
-    given = tessel.compile(text, B=Bs, C=C, H=H, schedule="loopfuse(i)")
-    assert given.schedule == "loopfuse(i)" and given.reason == ""
+    # Asked for 2 threads, the choice keeps this small kernel on one, and runs it there.
+    two = tessel.compile(text, B=Bs, C=C, H=H, threads=2)
+    assert two.reason.endswith("; one thread (too little work to share)") and two.threads == 1, two.reason
+    np.testing.assert_allclose(two.run().to_numpy(), expect, rtol=RTOL)
+    given = tessel.compile(text, B=Bs, C=C, H=H, schedule="loopfuse(i)", threads=2)
+    assert given.schedule == "loopfuse(i)" and given.reason == "" and given.threads == 2
     np.testing.assert_allclose(given.run().to_numpy(), expect, rtol=RTOL)
 
 

@@ -227,11 +227,13 @@ class CostModel {
       const double busy = busyShare(producer, chain[d], tvars);
       const double fiber = pchain.empty() ? 1 : trip(pchain[0], producer);
       const bool sharedRows = sharesRows(producer, consumer, std::span<const IndexVar>(chain).first(d + 1));
-      auto blockRows = [&](int threads) {
+      // Rows a block at the threads asked for and at one thread (0: per row).
+      auto blockRows = [&](int threads) -> int64_t {
         const int64_t rows =
             outermost && d == 0 ? fusedBlockRows(temp, busy, fiber, extentOf(a_, chain[0]), threads) : 0;
         return rows >= 2 ? rows : 0;
       };
+      const int64_t rowsShared = blockRows(threads_), rowsAlone = threads_ > 1 ? blockRows(1) : rowsShared;
       for (const Plan& pp : plans(producer, tvars, pchain, left - 1))
         for (const Plan& cp : plans(consumer, lhs, cchain, left - 1 - static_cast<int>(pp.fusions.size()))) {
           // The producer's trips are averages over all iterations at chain[d] (empty ones
@@ -241,13 +243,13 @@ class CostModel {
             return shared * (overhead * (pp.cost + busy * cp.cost) + busy * temp);
           };
           Plan f;
-          f.blockRows = blockRows(threads_);
+          f.blockRows = rowsShared;
           f.cost = price(f.blockRows);
           // Too little work to share: it runs on one thread (defaultSchedule), whose
           // blocks are larger (fewer threads never unblock rows, so the price only falls
           // and the plan stays on one thread).
           if (threads_ > 1 && f.cost < kParallelWork) {
-            f.blockRows = blockRows(1);
+            f.blockRows = rowsAlone;
             f.cost = price(f.blockRows);
           }
           f.fusions = {chain[d]};
@@ -377,6 +379,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads) { return defaul
 
 ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning& tuning) {
   ScheduleChoice choice;
+  choice.threads = std::max(1, threads);
   std::vector<IndexExpr> factors;
   factorsOf(a.rhs, factors);
   std::optional<lower::Problem> p;
@@ -456,6 +459,7 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning
         }
       if (threads > 1 && plan.cost < kParallelWork) {
         why += "; one thread (too little work to share)";
+        choice.threads = 1;
       } else if (threads > 1) {
         // Separate kernels: the last stage gets its own default parallel schedule (the
         // others get theirs in splitStages): non-zeros split evenly on skewed rows, where
