@@ -163,5 +163,6 @@ TEST(PrecomputeAt, Rejections) {
                  {"k0 splits k", "may not cross the fusion point"});
   expectRejected(m, "precompute(B(i,j,k)*D(k,l),t,j),parallelize(l)", {"cannot be parallel"});
   expectRejected(m, "precompute(B(i,j,k)*D(k,l),t,j),precompute(B(i,j,k)*C(j,l),u,j)", {"precompute(B(i,j,k) * C(j,l),u,j)", "encloses an earlier fusion or precompute at a loop"});
-  expectRejected("S(i,l) = B(i,j,k) * C(j,l) * D(k,l)", "precompute(B(i,j,k)*D(k,l),t,j)", {"needs a dense output"});
+  expectRejected("S(i,l) = B(i,j,k) * C(j,l) * D(k,l)", "precompute(B(i,j,k)*D(k,l),t,j)",
+                 {"precompute(B(i,j,k) * D(k,l),t,j)", "the output S (ds) is gathered in a workspace row"});
 }

@@ -1,6 +1,7 @@
 // Lowering steps the driver calls between the passes of their own files: see lower.h.
 #include "lower/lower.h"
 
+#include "format/level_format.h"
 #include "lower/lower_loops.h"
 #include "tessel/error.h"
 
@@ -16,9 +17,35 @@ IndexStmt withLeaf(const IndexStmt& body, const IndexStmt& leaf) {
 
 }  // namespace
 
+void checkOutputAboveTemporaries(const Problem& p, const OutputPlan& plan, const LoopNest& nest) {
+  if (plan.kind == OutputKind::Dense) return;
+  for (const IndexStmtNode* w : nest.localWheres()) {
+    const LocalTemporary& t = *w->temporary;
+    const std::string at = "schedule command " + t.command + ": ";
+    // The producer and the consumer run once per iteration of the shared loops, so an
+    // entry the output stores must be found (copied pattern) or appended there; below,
+    // the consumer only locates its dense levels. A workspace row would be gathered
+    // across the two nests.
+    if (plan.kind == OutputKind::Workspace || plan.deferLastAppend)
+      throw ScheduleError(at + "the output " + p.args[0].tensor.name() + " (" + p.args[0].format.str() +
+                          ") is gathered in a workspace row; a temporary at a loop needs its entries made by the "
+                          "loops it shares (a dense output, or sparse levels over those loops)");
+    const Format& of = p.args[0].format;
+    for (int k = 0; k < of.order(); k++) {
+      if (levelFormat(of, k).locatable()) continue;
+      const IndexVar& v = p.output.levelVars[static_cast<size_t>(k)];
+      const int d = nest.firstTouching(v);
+      if (d < 0 || d > t.depth)
+        throw ScheduleError(at + "the output " + p.args[0].tensor.name() + " (" + of.str() + ") stores level " +
+                            std::to_string(k) + " (" + v.name() + ") sparse, which the loops below " + t.at.name() +
+                            " would have to find or append; fuse at " + v.name() +
+                            " or below, or make that level dense");
+    }
+  }
+}
+
 void insertWorkspace(const Problem& p, const OutputPlan& plan, LoopNest& nest) {
-  if (auto w = nest.localWheres(); !w.empty() && plan.kind != OutputKind::Dense)
-    throw ScheduleError("schedule command " + w[0]->temporary->command + ": a temporary at a loop needs a dense output for now");
+  checkOutputAboveTemporaries(p, plan, nest);
   if (plan.kind != OutputKind::Workspace) return;
   // The row starts at the first loop over (or restricting) a variable from the
   // workspace's depth on: every loop inside it fills one row.

@@ -57,7 +57,7 @@ class LoopLowerer {
     for (const IndexStmtNode* where : nest.localWheres()) {
       if (phase != Phase::Numeric) break;
       const LocalTemporary& t = *where->temporary;
-      TESSEL_CHECK(plan.kind == OutputKind::Dense, "a temporary at a loop under a sparse output (see insertWorkspace)");
+      TESSEL_CHECK(plan.kind != OutputKind::Workspace, "a temporary at a loop under a workspace (see insertWorkspace)");
       // The consumer reads every entry of t, met or not: exact only where the semiring's
       // zero annihilates its mul (an unmet -inf times a negative factor is not -inf).
       if (!p.assignment.semiring.zeroAnnihilatesMul())
