@@ -288,20 +288,6 @@ std::vector<double> spttmByHand(const CooData& B, const std::vector<double>& C, 
   return A;
 }
 
-/// `t` (any format) as a dense row-major array.
-std::vector<double> denseOf(const TensorBase& t) {
-  const CooData c = t.toCoo();
-  size_t size = 1;
-  for (int64_t d : c.dims) size *= static_cast<size_t>(d);
-  std::vector<double> out(size);
-  for (int64_t e = 0; e < c.nnz(); e++) {
-    size_t at = 0;
-    for (size_t m = 0; m < c.dims.size(); m++) at = at * c.dims[m] + c.coords[e * c.dims.size() + m];
-    out[at] += c.values[e];
-  }
-  return out;
-}
-
 /// The largest difference between got and want, relative to 1 + |want|.
 double worstError(const std::vector<double>& got, const std::vector<double>& want) {
   if (got.size() != want.size()) return INFINITY;
@@ -310,17 +296,11 @@ double worstError(const std::vector<double>& got, const std::vector<double>& wan
   return worst;
 }
 
-std::vector<double> denseValues(const CooData& c) {
-  std::vector<double> out(static_cast<size_t>(c.dims[0] * c.dims[1]));
-  for (int64_t e = 0; e < c.nnz(); e++) out[c.coords[2 * e] * c.dims[1] + c.coords[2 * e + 1]] = c.values[e];
-  return out;
-}
-
 }  // namespace
 
 TEST(LoopFuseNested, SpttmSpttmIntoASparseOutput) {
   // SparseLNR's <SpTTM, SpTTM> on real tensors needs a sparse output: A(i,j,:) exists
-  // for B's fibers (i,j) only (a dense A of kg-fb15k-237 would be 14505 x 237 x M). Its
+  // for B's fibers (i,j) only (a dense A of kg-fb15k-237 would be 14541 x 237 x M). Its
   // sparse levels are appended by the shared loops i and j, so the fusion at j (and
   // again at k) lowers; the consumer only locates m. Fused at i, the consumer would
   // have to append j: a ScheduleError that says so, as for an output gathered in a
@@ -332,7 +312,7 @@ TEST(LoopFuseNested, SpttmSpttmIntoASparseOutput) {
       for (double density : {0.3, 0.0, 1.0}) {
         const CooData B = randomCoo({I, J, K}, density, rng), C = randomCoo({K, L}, 0.9, rng),
                       D = randomCoo({L, M}, 0.9, rng);
-        const std::vector<double> want = spttmByHand(B, denseValues(C), denseValues(D), L, M);
+        const std::vector<double> want = spttmByHand(B, denseArray(C), denseArray(D), L, M);
         std::set<std::pair<int64_t, int64_t>> fibers;  // B's (i,j): A's stored rows
         for (int64_t e = 0; e < B.nnz(); e++) fibers.insert({B.coords[3 * e], B.coords[3 * e + 1]});
         for (std::string schedule : {"loopfuse(j)", "loopfuse(j),loopfuse(k)", "loopfuse(j,s),loopfuse(k,u)", ""}) {
@@ -348,7 +328,7 @@ TEST(LoopFuseNested, SpttmSpttmIntoASparseOutput) {
             Assignment a = parseAssignment(kSpttm, t);
             Kernel::compile(a, parseSchedule(schedule, a))->run(a, threads);
             EXPECT_EQ(storageProblem(t.at("A")), "");
-            EXPECT_LT(worstError(denseOf(t.at("A")), want), 1e-12);
+            EXPECT_LT(worstError(denseArray(t.at("A").toCoo()), want), 1e-12);
             // Stored: exactly B's fibers (i,j), each with its M values.
             EXPECT_EQ(t.at("A").storedCount(), M * static_cast<int64_t>(fibers.size()));
           }
@@ -365,24 +345,77 @@ TEST(LoopFuseNested, SpttmSpttmIntoASparseOutput) {
 }
 
 TEST(LoopFuseNested, SpttmSpttmIntoASparseOutputOnRealTensors) {
-  // The knowledge-graph tensors, A stored like B's fibers (ssd): fused at j against a
-  // hand loop over B's entries.
+  // The knowledge-graph tensors, A sparse (ssd: its entries B's fibers; dsd: CSR-like
+  // rows), fused at j and as tessel chooses, against a hand loop over B's entries. The
+  // choice is the other associativity: T(k,m) = C(k,l) * D(l,m) for every k once (K x L
+  // x M multiplies), then one SpTTM, nnz x M; fused at j: nnz x L + fibers x L x M.
   const std::string dir = dataDir();
   if (dir.empty()) GTEST_SKIP() << "../shared/data not present";
   std::mt19937_64 rng(15);
   for (const char* name : {"kg-nations.tns", "kg-umls.tns"}) {
-    SCOPED_TRACE(name);
     const CooData B = readTensorFile(dir + "/tensors/" + name).data;
-    const int64_t L = 8, M = 16;
+    const int64_t L = 32, M = 64;
     const CooData C = randomCoo({B.dims[2], L}, 1, rng), D = randomCoo({L, M}, 1, rng);
-    std::map<std::string, TensorBase> t = {
-        {"B", makeTensor("B", B, fmt("sss"))},
-        {"C", makeTensor("C", C, fmt("dd"))},
-        {"D", makeTensor("D", D, fmt("dd"))},
-        {"A", TensorBase("A", Datatype::Float64, {B.dims[0], B.dims[1], M}, fmt("ssd"))}};
-    Assignment a = parseAssignment(kSpttm, t);
-    Kernel::compile(a, parseSchedule("loopfuse(j)", a))->run(a, 1);
-    EXPECT_EQ(storageProblem(t.at("A")), "");
-    EXPECT_LT(worstError(denseOf(t.at("A")), spttmByHand(B, denseValues(C), denseValues(D), L, M)), 1e-12);
+    const std::vector<double> want = spttmByHand(B, denseArray(C), denseArray(D), L, M);
+    for (const char* aFormat : {"ssd", "dsd"})
+      for (int threads : {1, 2}) {
+        SCOPED_TRACE(std::string(name) + ", A " + aFormat + ", " + std::to_string(threads) + " threads");
+        std::map<std::string, TensorBase> t = {
+            {"B", makeTensor("B", B, fmt("sss"))},
+            {"C", makeTensor("C", C, fmt("dd"))},
+            {"D", makeTensor("D", D, fmt("dd"))},
+            {"A", TensorBase("A", Datatype::Float64, {B.dims[0], B.dims[1], M}, fmt(aFormat))}};
+        Assignment a = parseAssignment(kSpttm, t);
+        const ScheduleChoice c = defaultSchedule(a, threads);
+        EXPECT_EQ(c.reason.rfind("separate kernels: T = C(k,l) * D(l,m) (dense", 0), 0u) << c.reason;
+        for (const Schedule& schedule : {c.schedule, parseSchedule("loopfuse(j)", a)}) {
+          Kernel::compile(a, schedule)->run(a, c.threads);
+          EXPECT_EQ(storageProblem(t.at("A")), "");
+          EXPECT_LT(worstError(denseArray(t.at("A").toCoo()), want), 1e-12) << schedule.str();
+        }
+      }
   }
+}
+
+TEST(LoopFuseNested, AutomaticChoiceFusesIntoASparseOutput) {
+  // A long third mode and few fibers (i,j): T(k,m) = C * D would cost K x L x M, more
+  // than the fused nest's nnz x L + fibers x L x M, so tessel fuses at j. On 2 threads
+  // rows run in blocks in parallel where A's first level is dense (dsd); A ssd appends
+  // its rows in order, so it runs on one thread, rows as they are.
+  std::mt19937_64 rng(16);
+  const int64_t I = 200, J = 100, K = 20000, L = 32, M = 32;
+  // 600 fibers (i,j) of 8 entries: a dense T(i,j,l) = B * C would be I x J x L, its
+  // consumer every (i,j).
+  CooData B;
+  B.dims = {I, J, K};
+  std::set<std::vector<int64_t>> at;
+  while (at.size() < 600 * 8) {
+    const int64_t f = static_cast<int64_t>(at.size() / 8) * 61 % (I * J);  // fiber (i,j)
+    at.insert({f / J, f % J, static_cast<int64_t>(rng() % K)});
+  }
+  for (const auto& c : at) B.add(c, static_cast<double>(rng() % 9) - 4);
+  const CooData C = randomCoo({K, L}, 1, rng), D = randomCoo({L, M}, 1, rng);
+  const std::vector<double> want = spttmByHand(B, denseArray(C), denseArray(D), L, M);
+  for (const char* aFormat : {"ssd", "dsd"})
+    for (int threads : {1, 2}) {
+      SCOPED_TRACE(std::string("A ") + aFormat + ", " + std::to_string(threads) + " threads");
+      std::map<std::string, TensorBase> t = {{"B", makeTensor("B", B, fmt("sss"))},
+                                             {"C", makeTensor("C", C, fmt("dd"))},
+                                             {"D", makeTensor("D", D, fmt("dd"))},
+                                             {"A", TensorBase("A", Datatype::Float64, {I, J, M}, fmt(aFormat))}};
+      Assignment a = parseAssignment(kSpttm, t);
+      const ScheduleChoice c = defaultSchedule(a, threads);
+      const std::string s = c.schedule.str();
+      EXPECT_EQ(c.reason.rfind("fused at j (loopfuse)", 0), 0u) << s << "\n" << c.reason;
+      const bool rows = aFormat == std::string("dsd");
+      if (threads == 2) {
+        EXPECT_EQ(c.threads, rows ? 2 : 1) << c.reason;
+        EXPECT_NE(c.reason.find(rows ? "; blocks of rows in parallel" : "; one thread (no parallel schedule of it lowers)"),
+                  std::string::npos) << c.reason;
+      }
+      if (threads == 1 || !rows) EXPECT_EQ(s, "loopfuse(j)") << c.reason;  // no row blocks without threads for them
+      Kernel::compile(a, c.schedule)->run(a, c.threads);
+      EXPECT_EQ(storageProblem(t.at("A")), "");
+      EXPECT_LT(worstError(denseArray(t.at("A").toCoo()), want), 1e-12);
+    }
 }

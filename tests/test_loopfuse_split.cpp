@@ -74,13 +74,6 @@ Values run(const std::string& expr, const std::vector<Operand>& in, const std::v
   return ::testing::AssertionSuccess();
 }
 
-/// A 2-d operand as a row-major dense array (duplicates summed).
-std::vector<double> dense(const CooData& c) {
-  std::vector<double> d(static_cast<size_t>(c.dims[0] * c.dims[1]));
-  for (int64_t e = 0; e < c.nnz(); e++) d[c.coords[2 * e] * c.dims[1] + c.coords[2 * e + 1]] += c.values[e];
-  return d;
-}
-
 /// Drops the zeros a plain loop leaves (the kernels' outputs are read without them).
 Values nonzero(const Values& v) {
   Values out;
@@ -92,7 +85,7 @@ Values nonzero(const Values& v) {
 /// <SDDMM, SpMM> by plain loops over B's entries: sum_j B(i,j) (C(i,:) . D(j,:)) E(j,l).
 Values plainSddmmSpmm(const CooData& B, const CooData& C, const CooData& D, const CooData& E) {
   const int64_t K = C.dims[1], L = E.dims[1];
-  std::vector<double> c = dense(C), d = dense(D), e = dense(E);
+  std::vector<double> c = denseArray(C), d = denseArray(D), e = denseArray(E);
   Values plain;
   for (int64_t x = 0; x < B.nnz(); x++) {
     int64_t i = B.coords[2 * x], j = B.coords[2 * x + 1];
@@ -106,7 +99,7 @@ Values plainSddmmSpmm(const CooData& B, const CooData& C, const CooData& D, cons
 /// <SpMM, GEMM> by plain loops over B's entries: sum_j,l B(i,j) C(j,l) D(l,m).
 Values plainSpmmGemm(const CooData& B, const CooData& C, const CooData& D) {
   const int64_t L = C.dims[1], M = D.dims[1];
-  std::vector<double> c = dense(C), d = dense(D);
+  std::vector<double> c = denseArray(C), d = denseArray(D);
   Values plain;
   for (int64_t x = 0; x < B.nnz(); x++)
     for (int64_t l = 0; l < L; l++)
@@ -201,7 +194,7 @@ TEST(LoopFuseSplit, NestedFusionsSplitEachNest) {
             E = randomCoo({N, L}, 1, rng), F = randomCoo({L, P}, 1, rng);
     std::vector<Operand> in = {{"B", B, fmt(f)},    {"C", C, fmt("dd")}, {"D", D, fmt("dd")},
                                {"E", E, fmt("dd")}, {"F", F, fmt("dd")}};
-    std::vector<double> c = dense(C), d = dense(D), e = dense(E), ff = dense(F);
+    std::vector<double> c = denseArray(C), d = denseArray(D), e = denseArray(E), ff = denseArray(F);
     Values plain;
     for (int64_t x = 0; x < B.nnz(); x++) {
       int64_t i = B.coords[2 * x], j = B.coords[2 * x + 1];

@@ -22,6 +22,7 @@
 // kParallelWork. Without a plan: the parallel default of defaultParallelSchedule.
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <optional>
 #include <span>
@@ -262,57 +263,75 @@ class CostModel {
   }
 
   /// Separate kernels for each way loopfuse would split the kernel's own product:
-  /// T(vars the rest uses) = producer, then the rest times T.
+  /// T(vars the rest uses) = producer, then the rest times T. Then the other
+  /// associativities: any other two or more factors as the producer (<SpTTM, SpTTM>:
+  /// T(k,m) = C(k,l) * D(l,m) once, then A(i,j,m) = B(i,j,k) * T(k,m), nnz x M
+  /// multiplies where the fused nest does nnz x L + fibers x L x M).
   std::vector<Plan> separatePlans(const std::vector<Factor>& fs, const std::vector<IndexVar>& lhs,
                                   const std::vector<IndexVar>& order) const {
     std::vector<Plan> out;
     std::vector<std::vector<int>> seen;
-    for (size_t d = 0; d + 1 < order.size(); d++) {
-      std::vector<Factor> producer, consumer;
-      if (!split(fs, lhs, order, d, producer, consumer)) continue;
+    auto add = [&](const std::vector<Factor>& producer, const std::vector<Factor>& consumer) {
       std::vector<int> key;
       for (const Factor& f : producer) key.push_back(f.input);
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) continue;
+      if (std::find(seen.begin(), seen.end(), key) != seen.end()) return;
       seen.push_back(key);
-      const std::vector<IndexVar> cv = varsOf(consumer);
-      std::vector<IndexVar> tvars;  // as precompute orders them: first appearance in the producer
-      for (const Factor& f : producer)
-        for (const IndexVar& v : f.vars)
-          if ((has(lhs, v) || has(cv, v)) && !has(tvars, v)) tvars.push_back(v);
-      Plan s;
-      for (const Factor& f : producer) {
-        s.separate.push_back(f.expr);
-        const Format& fmt = p_.args[static_cast<size_t>(p_.inputs[static_cast<size_t>(f.input)].arg)].format;
-        if (s.like < 0 && f.vars == tvars && !fmt.isAllDense()) s.like = f.input;
-      }
-      consumer.push_back({tvars, s.like, {}});
-      double first = static_cast<double>(producer.size()), second = static_cast<double>(consumer.size());
-      for (const IndexVar& v : order) {
-        if (has(varsOf(producer), v)) first *= trip(v, producer);
-        if (has(varsOf(consumer), v) || has(lhs, v)) second *= trip(v, consumer);
-      }
-      double entries = 1;
-      if (s.like >= 0) {
-        entries = static_cast<double>(std::max<int64_t>(boundStoredCount(*p_.inputs[static_cast<size_t>(s.like)].node), 1));
-      } else {
-        for (const IndexVar& v : tvars) entries *= static_cast<double>(extentOf(a_, v));
-      }
-      const double bytes = entries * (s.like >= 0 ? 12.0 : 8.0);  // values, and a sparse T's coordinates
-      const bool beyond = bytes > static_cast<double>(llc_.llcBytes);
-      const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) * (beyond ? llc_.beyondLlc : 1.0);
-      s.cost = first + second + traffic + kSeparateCall;
-      std::ostringstream w;
-      w << (s.like >= 0 ? "stored like " + p_.inputs[static_cast<size_t>(s.like)].node->tensor.name() : "dense") << ", "
-        << entries << " entries";
-      if (beyond)
-        w << ", beyond the " << llc_.size() << " last-level cache";
-      s.what = w.str();
-      out.push_back(s);
+      out.push_back(separatePlan(producer, consumer, lhs, order));
+    };
+    for (size_t d = 0; d + 1 < order.size(); d++) {
+      std::vector<Factor> producer, consumer;
+      if (split(fs, lhs, order, d, producer, consumer)) add(producer, consumer);
+    }
+    const size_t n = fs.size();
+    for (uint32_t mask = 1; n < 8 && mask + 1 < (1u << n); mask++) {
+      if (std::popcount(mask) < 2) continue;  // one factor: a copy
+      std::vector<Factor> producer, consumer;
+      for (size_t f = 0; f < n; f++) (mask >> f & 1 ? producer : consumer).push_back(fs[f]);
+      add(producer, consumer);
     }
     return out;
   }
 
  private:
+  /// T(vars the consumer or the output use) = product of `producer`, then the consumer
+  /// times T: both kernels' multiplies, T's traffic and a second kernel's call.
+  Plan separatePlan(const std::vector<Factor>& producer, std::vector<Factor> consumer, const std::vector<IndexVar>& lhs,
+                    const std::vector<IndexVar>& order) const {
+    const std::vector<IndexVar> cv = varsOf(consumer);
+    std::vector<IndexVar> tvars;  // as precompute orders them: first appearance in the producer
+    for (const Factor& f : producer)
+      for (const IndexVar& v : f.vars)
+        if ((has(lhs, v) || has(cv, v)) && !has(tvars, v)) tvars.push_back(v);
+    Plan s;
+    for (const Factor& f : producer) {
+      s.separate.push_back(f.expr);
+      const Format& fmt = p_.args[static_cast<size_t>(p_.inputs[static_cast<size_t>(f.input)].arg)].format;
+      if (s.like < 0 && f.vars == tvars && !fmt.isAllDense()) s.like = f.input;
+    }
+    consumer.push_back({tvars, s.like, {}});
+    double first = static_cast<double>(producer.size()), second = static_cast<double>(consumer.size());
+    for (const IndexVar& v : order) {
+      if (has(varsOf(producer), v)) first *= trip(v, producer);
+      if (has(varsOf(consumer), v) || has(lhs, v)) second *= trip(v, consumer);
+    }
+    double entries = 1;
+    if (s.like >= 0) {
+      entries = static_cast<double>(std::max<int64_t>(boundStoredCount(*p_.inputs[static_cast<size_t>(s.like)].node), 1));
+    } else {
+      for (const IndexVar& v : tvars) entries *= static_cast<double>(extentOf(a_, v));
+    }
+    const double bytes = entries * (s.like >= 0 ? 12.0 : 8.0);  // values, and a sparse T's coordinates
+    const bool beyond = bytes > static_cast<double>(llc_.llcBytes);
+    const double traffic = entries * (s.like >= 0 ? kTrafficSparse : kTrafficDense) * (beyond ? llc_.beyondLlc : 1.0);
+    s.cost = first + second + traffic + kSeparateCall;
+    std::ostringstream w;
+    w << (s.like >= 0 ? "stored like " + p_.inputs[static_cast<size_t>(s.like)].node->tensor.name() : "dense") << ", "
+      << entries << " entries";
+    if (beyond) w << ", beyond the " << llc_.size() << " last-level cache";
+    s.what = w.str();
+    return s;
+  }
+
   /// loopfuse's split below chain[d]: the consumer keeps the factors that use a variable
   /// of the left-hand side bound below it. False when a side is empty or the producer
   /// alone sums over a loop outside chain[d].
@@ -383,8 +402,9 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning
   std::vector<IndexExpr> factors;
   factorsOf(a.rhs, factors);
   std::optional<lower::Problem> p;
-  if (a.rhs.defined() && !a.accumulate && !a.mask.defined() && factors.size() >= 3 &&
-      a.lhsNode().tensor.format().isAllDense()) {
+  // A sparse output too: its entries are assembled alike by every plan (a plan whose
+  // fusion or stages cannot make them does not lower and is skipped).
+  if (a.rhs.defined() && !a.accumulate && !a.mask.defined() && factors.size() >= 3) {
     try {
       p = lower::analyze(a);
     } catch (const UserError&) {
@@ -403,12 +423,14 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning
     std::vector<Plan> all = model.plans(fs, a.lhsNode().vars, p->order, 3, true);
     const double perfect = all[0].cost;
     for (const Plan& s : model.separatePlans(fs, a.lhsNode().vars, p->order)) all.push_back(s);
-    std::sort(all.begin() + 1, all.end(), [](const Plan& x, const Plan& y) { return x.cost < y.cost; });
+    // Stable: of plans priced alike, fusions first, then loopfuse's own splits.
+    std::stable_sort(all.begin() + 1, all.end(), [](const Plan& x, const Plan& y) { return x.cost < y.cost; });
     for (size_t k = 1; k < all.size() && all[k].cost * 1.25 <= perfect; k++) {
       const Plan& plan = all[k];
       Schedule s;
       IndexVar outer = p->order[0];  // the loop that runs in parallel
       std::string why;
+      std::optional<Schedule> serial;  // a fused plan's schedule without row blocks
       if (!plan.separate.empty()) {
         const IndexExpr producer = productOf(plan.separate);
         std::string t = "T";  // a name of no tensor of the assignment
@@ -443,6 +465,9 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning
           fused = fuseRest(false, par);
           if (!driver::lowers(a, fused)) continue;
         }
+        // Rows in blocks are for the threads: without a parallel schedule that lowers
+        // (a sparse output appended from a compressed first level), rows as they are.
+        if (!(par == outer)) serial = fuseRest(false, outer);
         s = fused;
         outer = par;
         for (size_t f = blocked ? 1 : 0; f < plan.fusions.size(); f++)
@@ -477,6 +502,10 @@ ScheduleChoice defaultSchedule(const Assignment& a, int threads, const CpuTuning
           why += !plan.separate.empty() ? "; each kernel on its default parallel schedule"
                  : outer == p->order[0] ? "; rows in parallel"
                                         : "; blocks of rows in parallel";
+        } else if (plan.separate.empty()) {
+          if (serial) s = *serial;
+          why += "; one thread (no parallel schedule of it lowers)";
+          choice.threads = 1;
         }
       }
       choice.schedule = s;

@@ -3,8 +3,8 @@
 // A level without random access (Compressed, Singleton) can only be iterated once all
 // levels above it are, so its variable must come after theirs (hard edges). Dense
 // levels can be located in any order; their storage order is only a preference for
-// locality (soft edges). Sparse outputs prefer their variables before reductions, so
-// that entries can be appended in order.
+// locality (soft edges). Sparse outputs prefer their appended levels' variables before
+// reductions, so that entries can be appended in order.
 #include <algorithm>
 #include <map>
 #include <set>
@@ -149,8 +149,17 @@ std::vector<IndexVar> chooseLoopOrder(Problem& p, bool allowTranspose, bool outp
         for (size_t o = 0; o + 1 < lv.size(); o++) hard.push_back({lv[o], r, -1});
       }
     } else if (!allLevelsInsert(p.args[0].format)) {
-      for (auto& o : ovars)
-        for (auto& r : reds) (outputVarsFirst ? hard : soft).push_back({o, r, -1});
+      // Dense levels below the last appended one are located from its position, so
+      // their variables may follow the reductions (A(i,j,m) = B(i,j,k) * C(k,m) into
+      // A ssd: i, j, k, m reads C's rows in order, where i, j, m, k reads its columns).
+      const Format& of = p.args[0].format;
+      std::vector<IndexVar> lv = varsOf(*p.output.node, of);
+      size_t appendedLevels = lv.size();
+      while (appendedLevels > 0 && levelFormat(of, static_cast<int>(appendedLevels) - 1).supportsInsert() &&
+             levelFormat(of, static_cast<int>(appendedLevels) - 1).full())
+        appendedLevels--;
+      for (size_t k = 0; k < appendedLevels; k++)
+        for (auto& r : reds) (outputVarsFirst ? hard : soft).push_back({lv[k], r, -1});
     }
   };
 

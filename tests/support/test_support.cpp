@@ -24,6 +24,19 @@ CooData entries(const std::vector<int64_t>& dims, const std::vector<std::pair<st
   return c;
 }
 
+std::vector<double> denseArray(const CooData& c) {
+  size_t size = 1;
+  for (int64_t d : c.dims) size *= static_cast<size_t>(d);
+  std::vector<double> out(size);
+  for (int64_t e = 0; e < c.nnz(); e++) {
+    size_t at = 0;
+    for (int m = 0; m < c.order(); m++)
+      at = at * static_cast<size_t>(c.dims[m]) + static_cast<size_t>(c.coords[e * c.order() + m]);
+    out[at] += c.values[e];
+  }
+  return out;
+}
+
 CooData randomCoo(const std::vector<int64_t>& dims, double density, std::mt19937_64& rng,
                   bool duplicates, bool integers) {
   CooData c;

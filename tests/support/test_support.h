@@ -23,6 +23,9 @@ CooData randomCoo(const std::vector<int64_t>& dims, double density, std::mt19937
 /// Coordinates and values as a CooData (explicit zeros kept: they are stored entries).
 CooData entries(const std::vector<int64_t>& dims, const std::vector<std::pair<std::vector<int64_t>, double>>& es);
 
+/// c as a row-major dense array (duplicates summed): for oracles written by hand.
+std::vector<double> denseArray(const CooData& c);
+
 /// A pos or crd array of `n` elements of width `w`, as int64.
 std::vector<int64_t> indexArray(const void* a, int64_t n, IndexWidth w);
 
