@@ -208,13 +208,15 @@ struct ScheduleChoice {
   int threads = 1;
 };
 /// What `tessel run` and Python use without a schedule: a product of three or more
-/// tensors into a dense output runs as the perfect nest, a fused nest (loopfuse, applied
-/// up to three times) or separate kernels (precompute of the producer into a temporary,
-/// stored like its sparse factor where one has the temporary's variables), whichever a
+/// tensors (into a dense output, or a sparse one the plan can assemble) runs as the
+/// perfect nest, a fused nest (loopfuse, applied up to three times) or separate kernels
+/// (precompute of a producer, any two or more of the factors, into a temporary, stored
+/// like its sparse factor where one has the temporary's variables), whichever a
 /// cost model estimates least work for (each loop's trip count: a sparse level's average
 /// fiber length from the bound tensor, a dense loop's extent, times the factors
 /// multiplied there; a separate temporary's traffic and call), when that is at most 80%
-/// of the perfect nest's; rows then run in parallel for threads > 1. Otherwise
+/// of the perfect nest's; rows then run in parallel for threads > 1 (on one thread,
+/// `threads` 1, where its work is too little or no parallel schedule lowers). Otherwise
 /// defaultParallelSchedule. The reason says which ("fused at i, then j (loopfuse): ...",
 /// "separate kernels: T = ... (stored like B, ...), then the rest; ...").
 /// Kernel::compile with no schedule runs the loops as they are: pass this to it for the

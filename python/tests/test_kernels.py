@@ -199,3 +199,29 @@ def test_real_matrix_spmv(matrices_dir):
     y = tessel.evaluate("y(i) = B(i,j) * x(j)", B=B, x=x, threads=2)
     np.testing.assert_allclose(y.to_numpy(), ref @ x, rtol=1e-9)
     np.testing.assert_allclose(tessel.einsum("ij,j->i", ref, x), ref @ x, rtol=1e-9)
+
+
+def test_spttm_spttm_into_a_sparse_output_against_numpy(data_dir):
+    # <SpTTM, SpTTM> on knowledge-graph tensors, the output sparse where B has fibers
+    # (ssd), as tessel chooses (T(k,m) = C * D first) and fused at j, against NumPy's
+    # einsum over the dense B.
+    path = os.path.join(data_dir, "tensors", "kg-nations.tns")
+    if not os.path.exists(path):
+        pytest.skip("kg-nations.tns missing")
+    B = tessel.read(path, format="sss", name="B")
+    coords, vals = B.to_coo()
+    dense = np.zeros(B.shape)
+    np.add.at(dense, tuple(coords.T), vals)
+    rng = np.random.default_rng(33)
+    C, D = rng.random((B.shape[2], 32)), rng.random((32, 64))
+    expect = np.einsum("ijk,kl,lm->ijm", dense, C, D)
+    text = "A(i,j,m) = B(i,j,k) * C(k,l) * D(l,m)"
+    for schedule in (None, "loopfuse(j)"):
+        k = tessel.compile(text, B=B, C=C, D=D, format="ssd", schedule=schedule)
+        if schedule is None:
+            assert k.schedule.startswith("precompute(C(k,l) * D(l,m),T)"), (k.schedule, k.reason)
+        A = k.run()
+        np.testing.assert_allclose(A.to_numpy(), expect, rtol=RTOL)
+        # Stored: a row of 64 values for each fiber (i,j) of B.
+        fibers = len({(i, j) for i, j, _ in coords})
+        assert len(A.to_coo()[1]) == fibers * 64

@@ -7,7 +7,9 @@
 //    loopfuse(i),loopfuse(j));
 //  - separate kernels: the producer materialized whole into a temporary T (dense, or
 //    stored like the producer's sparse factor over T's variables: SDDMM's output in B's
-//    pattern) by one kernel, then the consumer kernel reads it.
+//    pattern) by one kernel, then the consumer kernel reads it. The producer is any two
+//    or more of the factors: loopfuse's splits, and the other associativities
+//    (<SpTTM, SpTTM>: T(k,m) = C(k,l) * D(l,m) once, then B(i,j,k) * T(k,m)).
 // The cost model counts multiplies (innermost iterations times the factors multiplied
 // there; a loop over a sparse level runs its average fiber length, read from the bound
 // tensor; a dense loop its extent; a fused nest's temporary and consumer only where the
@@ -19,7 +21,9 @@
 // rows of one tensor (one gather serves both). It picks the cheapest plan that lowers,
 // when that does at most 80% of the perfect nest's work. Then, for threads > 1, its
 // outermost loop runs in parallel (rows in blocks) unless its work is below
-// kParallelWork. Without a plan: the parallel default of defaultParallelSchedule.
+// kParallelWork or no parallel schedule of it lowers (a sparse output appended from a
+// compressed first level): then ScheduleChoice::threads is 1. Without a plan: the
+// parallel default of defaultParallelSchedule.
 
 #include <algorithm>
 #include <bit>
