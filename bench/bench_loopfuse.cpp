@@ -34,6 +34,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <numeric>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -196,9 +197,9 @@ void runFamily(const Family& f, const std::string& input, std::map<std::string, 
   ScheduleChoice chosen = defaultSchedule(autoA, threads);
   vs.push_back({"auto", {{autoA, Kernel::compile(autoA, chosen.schedule)}}, t["A"], {}, nullptr, chosen.threads});
   // T's traffic: a dense T's values, or a T stored like B: B's entries and coordinates.
-  int64_t tEntries = atPositions ? t.at("B").storedCount() : 1;
-  if (!atPositions)
-    for (int64_t d : tempDims) tEntries *= d;
+  const int64_t tEntries = atPositions ? t.at("B").storedCount()
+                                       : std::accumulate(tempDims.begin(), tempDims.end(), int64_t{1},
+                                                         std::multiplies<int64_t>());
   std::vector<double> tVals(static_cast<size_t>(tEntries));
   std::vector<int32_t> tCrd(atPositions ? static_cast<size_t>(tEntries) : 0);
   vs.push_back({"T traffic", {}, TensorBase(), {}, [&] { return streamTemporary(tVals, tCrd, threads); }});

@@ -287,7 +287,8 @@ class CostModel {
       if (split(fs, lhs, order, d, producer, consumer)) add(producer, consumer);
     }
     const size_t n = fs.size();
-    for (uint32_t mask = 1; n < 8 && mask + 1 < (1u << n); mask++) {
+    if (n >= 8) return out;  // 2^n producers: few products have more factors
+    for (uint32_t mask = 1; mask + 1 < (1u << n); mask++) {
       if (std::popcount(mask) < 2) continue;  // one factor: a copy
       std::vector<Factor> producer, consumer;
       for (size_t f = 0; f < n; f++) (mask >> f & 1 ? producer : consumer).push_back(fs[f]);

@@ -15,10 +15,13 @@ IndexStmt withLeaf(const IndexStmt& body, const IndexStmt& leaf) {
   return forallStmt(body->loop, body->depth, withLeaf(body->body, leaf));
 }
 
-}  // namespace
-
+/// A temporary at a loop (precompute(e, t, at), loopfuse) runs its producer and consumer
+/// once per iteration of the loops down to it, so a sparse output level must be made by
+/// those loops (its pattern copied or appended there; dense levels below are located):
+/// else, or for an output gathered in a workspace row, ScheduleError naming the command.
 void checkOutputAboveTemporaries(const Problem& p, const OutputPlan& plan, const LoopNest& nest) {
   if (plan.kind == OutputKind::Dense) return;
+  const Format& of = p.args[0].format;
   for (const IndexStmtNode* w : nest.localWheres()) {
     const LocalTemporary& t = *w->temporary;
     const std::string at = "schedule command " + t.command + ": ";
@@ -27,10 +30,9 @@ void checkOutputAboveTemporaries(const Problem& p, const OutputPlan& plan, const
     // the consumer only locates its dense levels. A workspace row would be gathered
     // across the two nests.
     if (plan.kind == OutputKind::Workspace || plan.deferLastAppend)
-      throw ScheduleError(at + "the output " + p.args[0].tensor.name() + " (" + p.args[0].format.str() +
+      throw ScheduleError(at + "the output " + p.args[0].tensor.name() + " (" + of.str() +
                           ") is gathered in a workspace row; a temporary at a loop needs its entries made by the "
                           "loops it shares (a dense output, or sparse levels over those loops)");
-    const Format& of = p.args[0].format;
     for (int k = 0; k < of.order(); k++) {
       if (levelFormat(of, k).locatable()) continue;
       const IndexVar& v = p.output.levelVars[static_cast<size_t>(k)];
@@ -43,6 +45,8 @@ void checkOutputAboveTemporaries(const Problem& p, const OutputPlan& plan, const
     }
   }
 }
+
+}  // namespace
 
 void insertWorkspace(const Problem& p, const OutputPlan& plan, LoopNest& nest) {
   checkOutputAboveTemporaries(p, plan, nest);

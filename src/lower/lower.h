@@ -34,12 +34,8 @@ void applyWorkspace(const Problem& p, OutputPlan& plan, const LoopNest& nest);
 /// A workspace output plan made concrete: the loops that fill one row of the output
 /// become where(forall(j, A(..,j) = w(j)), loops with w(j) += e) in nest.stmt, with one
 /// copy of the loops per term of the sum (a sequence) when the plan says termLoops.
-/// A temporary at a loop (precompute(e, t, at), loopfuse) runs its producer and consumer
-/// once per iteration of the loops down to it, so a sparse output level must be made by
-/// those loops (its pattern copied or appended there; dense levels below are located):
-/// else, or for an output gathered in a workspace row, ScheduleError naming the command.
-void checkOutputAboveTemporaries(const Problem& p, const OutputPlan& plan, const LoopNest& nest);
-/// A temporary at a loop (precompute(e, t, at), loopfuse) needs checkOutputAboveTemporaries.
+/// A temporary at a loop (precompute(e, t, at), loopfuse) under a sparse output needs
+/// the output's sparse levels made by the loops down to it: else ScheduleError.
 void insertWorkspace(const Problem& p, const OutputPlan& plan, LoopNest& nest);
 
 /// The generated code's header: the assignment, argument slots, schedule, concrete
